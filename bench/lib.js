@@ -1,0 +1,83 @@
+// Small shared helpers for the suites: a closed-loop HTTP load generator over
+// keep-alive sockets, medians, and a uniform way to print figures.
+import http from 'node:http';
+
+/**
+ * Sends `concurrency` parallel request loops at `url` for `seconds`.
+ * Returns { requests, rps, errors, statuses, p50, p99 } (latencies in ms).
+ */
+export async function load(
+  url,
+  { seconds = 5, concurrency = 16, headers = {}, method = 'GET', body } = {},
+) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const u = new URL(url);
+  const latencies = [];
+  const statuses = {};
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  async function one() {
+    return new Promise((resolve) => {
+      const t0 = performance.now();
+      const req = http.request(
+        { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - t0);
+            statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      if (body) req.end(body);
+      else req.end();
+    });
+  }
+  async function loop() {
+    while (performance.now() < end) await one();
+  }
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pct = (p) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
+  return {
+    requests: latencies.length,
+    rps: latencies.length / elapsed,
+    errors,
+    statuses,
+    p50: pct(0.5),
+    p99: pct(0.99),
+  };
+}
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Interleaves rounds of `a` and `b` so machine noise hits both alike; returns medians. */
+export async function compare(rounds, a, b) {
+  const ra = [];
+  const rb = [];
+  for (let i = 0; i < rounds; i++) {
+    ra.push(await a());
+    rb.push(await b());
+  }
+  return { a: median(ra), b: median(rb), ratio: median(ra) / median(rb) };
+}
+
+export function report(name, figures) {
+  const parts = Object.entries(figures).map(
+    ([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(3)) : v}`,
+  );
+  console.log(`${name}: ${parts.join('  ')}`);
+}

@@ -1,0 +1,68 @@
+/**
+ * The one base class for every error the kit throws on purpose.
+ *
+ * Each module owns its codes as exported string constants and subclasses this
+ * class; callers branch on `code` (stable), never on `message` (for humans).
+ * Messages say what went wrong and what to do, and never contain a token,
+ * code, secret, verifier or cookie value.
+ *
+ * @example
+ * try { await kit.client(storeId).products.list(); }
+ * catch (err) { if (err instanceof StoreAppError && err.code === 'RATE_LIMITED') … }
+ */
+export class StoreAppError<C extends string = string> extends Error {
+  readonly code: C;
+  /** HTTP status this error maps to when it reaches a response, if any. */
+  readonly status: number | undefined;
+  /** HTTP method of the request involved, if any. */
+  readonly method: string | undefined;
+  /** Path (never a full URL with query) of the request involved, if any. */
+  readonly path: string | undefined;
+
+  constructor(code: C, message: string, context: ErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.status = context.status;
+    this.method = context.method;
+    this.path = context.path;
+  }
+
+  /** A JSON shape safe to send to a client: no stack, no cause. */
+  toJSON(): { code: C; message: string; status?: number } {
+    return this.status === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+export interface ErrorContext {
+  cause?: unknown;
+  status?: number;
+  method?: string;
+  path?: string;
+}
+
+export const CONFIG_INVALID = 'CONFIG_INVALID' as const;
+
+/** A configuration mistake found at start. The message names the setting and the fix. */
+export class ConfigError extends StoreAppError<typeof CONFIG_INVALID> {
+  /** The option path or environment variable at fault, e.g. `STORE_APP_ENCRYPTION_KEYS`. */
+  readonly setting: string;
+  constructor(setting: string, message: string, context: ErrorContext = {}) {
+    super(CONFIG_INVALID, `${setting}: ${message}`, context);
+    this.setting = setting;
+  }
+}
+
+export const STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE' as const;
+
+/**
+ * The database failed or could not be reached. Never turned into "not found":
+ * callers answer 503 and keep their state.
+ */
+export class StorageError extends StoreAppError<typeof STORAGE_UNAVAILABLE> {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(STORAGE_UNAVAILABLE, message, { status: 503, ...context });
+  }
+}
