@@ -1,0 +1,96 @@
+/**
+ * The kit's pino logger: redaction of every credential-bearing field, one
+ * child per request (request id, method, path: never the query, which holds
+ * codes and state) and one per store.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { type Logger, pino } from 'pino';
+import type { ResolvedHttpOptions } from './options.js';
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The request's child logger (request id, method, path). */
+      log?: Logger;
+    }
+  }
+}
+
+const SECRET_KEYS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'accessToken',
+  'access_token',
+  'refreshToken',
+  'refresh_token',
+  'idToken',
+  'id_token',
+  'token',
+  'clientSecret',
+  'client_secret',
+  'secret',
+  'password',
+  'code',
+  'codeVerifier',
+  'code_verifier',
+  'verifier',
+  'state',
+  'browserBinding',
+  'launch',
+  'encryptionKeys',
+  'sessionSecret',
+];
+
+/**
+ * pino redaction paths: each secret key at the top level and up to two
+ * levels down (`req.headers.authorization`, `err.params.code`, …). Paths are
+ * fixed, so redaction stays fast.
+ */
+export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
+  const key = /^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`;
+  const dot = key.startsWith('[') ? '' : '.';
+  return [key, `*${dot}${key}`, `*.*${dot}${key}`];
+});
+
+export const REDACT_CENSOR = '[redacted]';
+
+/** The kit's root logger: a child of the app's (with redaction added) or a new pino logger. */
+export function createKitLogger(options: ResolvedHttpOptions['logger']): Logger {
+  const redact = { paths: REDACT_PATHS, censor: REDACT_CENSOR };
+  if (options.instance) {
+    return options.instance.child({ module: 'store-app-kit' }, { redact, level: options.level });
+  }
+  const base = { module: 'store-app-kit' };
+  const opts = { level: options.level, redact, base };
+  return options.destination ? pino(opts, options.destination) : pino(opts);
+}
+
+/** A child logger for one store's work. */
+export function storeLogger(log: Logger, storeId: string): Logger {
+  return log.child({ storeId });
+}
+
+/**
+ * Sets `res.locals.log` to a child logger for this request and logs the
+ * response status and duration. Query strings are never logged.
+ */
+export function requestLogger(root: Logger) {
+  return function storeAppRequestLogger(req: Request, res: Response, next: NextFunction): void {
+    if (res.locals.log) {
+      next();
+      return;
+    }
+    const started = process.hrtime.bigint();
+    const headerId = req.get('x-request-id');
+    const reqId = headerId && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
+    const log = root.child({ reqId, method: req.method, path: req.path });
+    res.locals.log = log;
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.debug({ status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request done');
+    });
+    next();
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * express-session on the kit's database store (never MemoryStore). Session
+ * data holds the store id only: tokens stay in the installations table.
+ *
+ * Behind a TLS-terminating proxy set `app.set('trust proxy', 1)` (or the
+ * proxy's hop count): with Secure cookies, express-session only sets the
+ * cookie on requests it believes are HTTPS.
+ */
+import type { RequestHandler } from 'express';
+import session, { type Store } from 'express-session';
+import type { ResolvedHttpOptions } from './options.js';
+
+declare module 'express-session' {
+  interface SessionData {
+    /** The merchant store this browser session acts for. */
+    storeId?: string;
+  }
+}
+
+export function sessionMiddleware(
+  options: ResolvedHttpOptions['session'],
+  store: Store,
+): RequestHandler {
+  const handler = session({
+    name: options.cookieName,
+    secret: options.secret,
+    store,
+    resave: false,
+    // No cookie for visitors who never start a session (and no row per request).
+    saveUninitialized: false,
+    rolling: false,
+    cookie: {
+      httpOnly: true,
+      secure: options.secure,
+      sameSite: options.sameSite,
+      partitioned: options.partitioned,
+      maxAge: options.maxAgeSeconds * 1000,
+      path: '/',
+    },
+  });
+  return function storeAppSession(req, res, next) {
+    handler(req, res, next);
+  };
+}
+
+/** Replace the session id (fixation defence) and bind it to a store, then save. */
+export function startStoreSession(
+  req: Parameters<RequestHandler>[0],
+  storeId: string,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!req.session) {
+      reject(new Error('The session middleware is not mounted before this route.'));
+      return;
+    }
+    req.session.regenerate((err) => {
+      if (err) {
+        reject(err);
+        return;
+      }
+      req.session.storeId = storeId;
+      req.session.save((saveErr) => (saveErr ? reject(saveErr) : resolve()));
+    });
+  });
+}

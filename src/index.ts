@@ -1,0 +1,68 @@
+/**
+ * store-app-kit: build, install and run embedded apps for the Merchant Store
+ * Platform. The public surface: `storeApp()`, its option and kit types, and
+ * the error classes and codes apps branch on.
+ */
+
+export type {
+  AuthenticatedOptions,
+  AuthRouteOptions,
+  ClientOptions,
+  EmbeddedOptions,
+  LoggerOptions,
+  OAuthOptions,
+  PurgeAppOptions,
+  RefreshOptions,
+  SecurityHeadersOptions,
+  SessionOptions,
+  StorageOptions,
+  StoreAppOptions,
+  WebhookOptions,
+} from './config/index.js';
+export { ConfigErrors } from './config/index.js';
+// Errors
+export {
+  CONFIG_INVALID,
+  ConfigError,
+  STORAGE_UNAVAILABLE,
+  StorageError,
+  StoreAppError,
+} from './errors/index.js';
+export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
+export type { AfterInstallContext, InstallHookContext } from './install/options.js';
+export { type KitInstallations, type StoreAppKit, storeApp } from './kit.js';
+export {
+  OAuthError,
+  type OAuthErrorCode,
+  TOKEN_ENDPOINT_UNAVAILABLE,
+  TOKEN_RESPONSE_INVALID,
+} from './oauth/errors.js';
+// Webhooks and purge
+export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
+export type { Installation, PurgeCounts, PurgeResult } from './storage/types.js';
+export type {
+  AppUninstalledPayload,
+  GenericWebhookPayload,
+  WebhookEvent,
+  WebhookHandler,
+  WebhookHandlerContext,
+  WebhookHeaderNames,
+  WebhookRegistry,
+  WebhookTopics,
+  WebhookVerifier,
+  WebhookVerifyInput,
+} from './webhooks/index.js';
+export {
+  INVALID_HEADERS,
+  INVALID_PAYLOAD,
+  keepRawBody,
+  MISSING_HEADERS,
+  MISSING_SIGNATURE,
+  SIGNATURE_MISMATCH,
+  TIMESTAMP_OUT_OF_TOLERANCE,
+  verify,
+  WEBHOOK_HANDLER_FAILED,
+  WebhookHandlerError,
+  type WebhookVerificationCode,
+  WebhookVerificationError,
+} from './webhooks/index.js';

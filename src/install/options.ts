@@ -1,0 +1,70 @@
+/**
+ * Options of the install routes (`options.auth`): where they mount and the
+ * hooks the app runs around storing an installation.
+ */
+import type { Installation } from '../storage/types.js';
+
+export interface InstallHookContext {
+  storeId: string;
+  /** Scopes the merchant granted. */
+  scopes: string[];
+}
+
+export interface AfterInstallContext extends InstallHookContext {
+  /** The stored installation (tokens decrypted; do not log them). */
+  installation: Installation;
+  /** True when the store was already installed (tokens and scopes replaced in place). */
+  reinstall: boolean;
+}
+
+export interface AuthRouteOptions {
+  /**
+   * Path of the install begin route (`GET {path}?store_id=…`), relative to where
+   * `kit.middleware()` is mounted.
+   * @default '/auth'
+   */
+  path?: string;
+  /**
+   * Path of the OAuth callback. `{appUrl}{callbackPath}` is the redirect URI to
+   * register in the developer dashboard.
+   * @default '/auth/callback'
+   */
+  callbackPath?: string;
+  /**
+   * How long a begun install may take before its state expires, in seconds.
+   * @default 600
+   */
+  stateTtlSeconds?: number;
+  /**
+   * Name of the short-lived cookie binding a pending install to the browser.
+   * @default 'store_app_oauth'
+   */
+  bindingCookieName?: string;
+  /**
+   * Runs after the token exchange and before the installation is stored. A throw
+   * aborts the install: nothing is stored, the merchant sees a 500 page, the
+   * error is logged.
+   * @default undefined
+   */
+  beforeInstall?: (ctx: InstallHookContext) => void | Promise<void>;
+  /**
+   * Runs after the installation is stored and the session started (e.g. seed
+   * the app's tables). A throw is logged and shows a 500 page; the installation
+   * is kept (the merchant can retry; the hook should be idempotent).
+   * @default undefined
+   */
+  afterInstall?: (ctx: AfterInstallContext) => void | Promise<void>;
+}
+
+export interface ResolvedAuthRouteOptions {
+  path: string;
+  callbackPath: string;
+  /** `{appUrl}{callbackPath}`: the registered redirect URI. */
+  redirectUri: string;
+  /** Absolute URL of the begin route, for links and the iframe breakout. */
+  beginUrl: string;
+  stateTtlSeconds: number;
+  bindingCookieName: string;
+  beforeInstall: AuthRouteOptions['beforeInstall'];
+  afterInstall: AuthRouteOptions['afterInstall'];
+}

@@ -1,0 +1,472 @@
+/**
+ * Express glue for the install flow: `GET {auth.path}` (begin) and
+ * `GET {auth.callbackPath}` (callback). The OAuth pieces are the pure
+ * functions of src/oauth; this file only reads the request, calls storage
+ * and answers with a redirect or a page with a specific status.
+ */
+import { type Request, type Response, Router } from 'express';
+import type { Logger } from 'pino';
+import type { ResolvedConfig } from '../config/index.js';
+import { StoreAppError } from '../errors/index.js';
+import { storeLogger } from '../http/logger.js';
+import { frameAncestors } from '../http/security-headers.js';
+import { startStoreSession } from '../http/session.js';
+import { buildAuthorizeUrl } from '../oauth/authorize-url.js';
+import { INVALID_GRANT, OAuthError } from '../oauth/errors.js';
+import { codeChallengeS256, createCodeVerifier } from '../oauth/pkce.js';
+import { createBrowserBinding, createState, hashBinding, safeEqual } from '../oauth/state.js';
+import { requestToken } from '../oauth/token-endpoint.js';
+import type { OAuthStateRecord, Storage } from '../storage/types.js';
+import { INSTALL_ERROR_CODES as E } from './errors.js';
+import { sendBreakout, sendPage } from './pages.js';
+
+export interface InstallRoutesDeps {
+  config: ResolvedConfig;
+  storage: Storage;
+  logger: Logger;
+  /** The fetch used for the token exchange (tests). @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Longest query value accepted; real states, codes and ids are far shorter. */
+const MAX_QUERY_VALUE = 2048;
+const MAX_RETURN_TO = 1024;
+
+type Query = Record<string, string>;
+
+/** Query values as single strings; null when one is repeated, nested or absurdly long. */
+function readQuery(req: Request): Query | null {
+  const out: Query = {};
+  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+    if (typeof v !== 'string' || v.length > MAX_QUERY_VALUE || k.length > 64) return null;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** An app-relative path (never `//host` or a backslash trick), else null. */
+function safeReturnTo(v: string | undefined): string | null {
+  if (v === undefined || v === '') return null;
+  if (v.length > MAX_RETURN_TO || !v.startsWith('/') || v.startsWith('//') || /[\\\s]/.test(v)) {
+    return null;
+  }
+  return v;
+}
+
+function isStorageFailure(err: unknown): boolean {
+  return err instanceof StoreAppError && err.code === 'STORAGE_UNAVAILABLE';
+}
+
+export function createInstallRoutes(deps: InstallRoutesDeps): Router {
+  const { config, storage } = deps;
+  const router = Router();
+  const ancestors = frameAncestors(config.embedded);
+  const cookieOpts = {
+    httpOnly: true,
+    // Top-level cookie: Lax is sent on the platform's redirect back to us.
+    sameSite: 'lax' as const,
+    secure: config.session.secure,
+    path: new URL(config.auth.redirectUri).pathname,
+  };
+
+  const beginUrlFor = (storeId: string | null, returnTo: string | null = null): string => {
+    const u = new URL(config.auth.beginUrl);
+    if (storeId) u.searchParams.set('store_id', storeId);
+    if (returnTo) u.searchParams.set('return_to', returnTo);
+    return u.toString();
+  };
+
+  const log = (res: Response): Logger => res.locals.log ?? deps.logger;
+
+  // Abandoned installs leave state rows behind; sweep them now and then, off
+  // the request's path (a failure only delays the cleanup).
+  let lastSweep = 0;
+  const sweepExpiredStates = (): void => {
+    const now = Date.now();
+    if (now - lastSweep < 60_000) return;
+    lastSweep = now;
+    storage.oauthStates.deleteExpired(new Date(now)).catch((err: unknown) => {
+      deps.logger.warn({ err }, 'install: could not delete expired OAuth states');
+    });
+  };
+
+  /** Creates a pending install and redirects the browser to the authorize page. */
+  async function redirectToAuthorize(
+    res: Response,
+    storeId: string | null,
+    returnTo: string | null,
+    retried: boolean,
+  ): Promise<void> {
+    const state = createState();
+    const codeVerifier = createCodeVerifier();
+    const binding = createBrowserBinding();
+    const record: OAuthStateRecord = {
+      state,
+      codeVerifier,
+      storeId,
+      browserBinding: hashBinding(binding),
+      retried,
+      returnTo,
+      expiresAt: new Date(Date.now() + config.auth.stateTtlSeconds * 1000),
+    };
+    await storage.oauthStates.create(record);
+    res.cookie(config.auth.bindingCookieName, binding, {
+      ...cookieOpts,
+      maxAge: config.auth.stateTtlSeconds * 1000,
+    });
+    const url = buildAuthorizeUrl({
+      authorizeUrl: config.oauth.authorizeUrl,
+      clientId: config.oauth.clientId,
+      redirectUri: config.auth.redirectUri,
+      scopes: config.oauth.scopes,
+      state,
+      codeChallenge: codeChallengeS256(codeVerifier),
+      storeId: config.oauth.sendStoreIdOnAuthorize ? storeId : null,
+    });
+    res.set('Cache-Control', 'no-store').redirect(302, url);
+  }
+
+  function storageDown(res: Response, err: unknown, retryUrl: string): void {
+    log(res).error({ err }, 'install: database unavailable');
+    sendPage(res, {
+      status: 503,
+      code: E.STORAGE_UNAVAILABLE,
+      title: 'Temporarily unavailable',
+      message: 'The app could not reach its database. Please try again in a moment.',
+      retryUrl,
+    });
+  }
+
+  router.get(config.auth.path, async function storeAppInstallBegin(req, res) {
+    const q = readQuery(req);
+    if (q === null) {
+      sendPage(res, {
+        status: 400,
+        code: E.REQUEST_INVALID,
+        title: 'Invalid request',
+        message: 'The install link is malformed. Start the install again from the store admin.',
+      });
+      return;
+    }
+    const storeId = q.store_id ?? null;
+    if (storeId !== null && !UUID.test(storeId)) {
+      sendPage(res, {
+        status: 400,
+        code: E.STORE_ID_INVALID,
+        title: 'Invalid store',
+        message:
+          'The store id in the install link is not valid. Start the install again from the store admin.',
+      });
+      return;
+    }
+    const returnTo = safeReturnTo(q.return_to);
+    const dest = req.get('sec-fetch-dest');
+    const inFrame =
+      dest === 'iframe' || dest === 'frame' || (dest === undefined && q.embedded === '1');
+    if (inFrame) {
+      sendBreakout(res, beginUrlFor(storeId, returnTo), ancestors);
+      return;
+    }
+    sweepExpiredStates();
+    try {
+      await redirectToAuthorize(res, storeId, returnTo, false);
+    } catch (err) {
+      if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(storeId, returnTo));
+      throw err;
+    }
+  });
+
+  router.get(config.auth.callbackPath, async function storeAppInstallCallback(req, res) {
+    const l = log(res);
+    const q = readQuery(req);
+    if (q === null) {
+      sendPage(res, {
+        status: 400,
+        code: E.REQUEST_INVALID,
+        title: 'Invalid request',
+        message: 'The install callback is malformed. Start the install again.',
+        retryUrl: beginUrlFor(null),
+      });
+      return;
+    }
+    const queryStore = q.store_id !== undefined && UUID.test(q.store_id) ? q.store_id : null;
+    const clearBinding = () => res.clearCookie(config.auth.bindingCookieName, cookieOpts);
+
+    if (q.error !== undefined) {
+      const code = /^[a-z_]{1,64}$/.test(q.error) ? q.error : 'unknown_error';
+      let begunFor: string | null = null;
+      // Use the state up now: the install it belonged to is over.
+      if (q.state) {
+        try {
+          begunFor = (await storage.oauthStates.consume(q.state))?.storeId ?? null;
+        } catch (err) {
+          if (!isStorageFailure(err)) throw err;
+        }
+      }
+      clearBinding();
+      const retryUrl = beginUrlFor(begunFor ?? queryStore);
+      l.info({ oauthError: code }, 'install: the platform returned an error');
+      if (code === 'access_denied') {
+        sendPage(res, {
+          status: 403,
+          code: E.ACCESS_DENIED,
+          title: 'Installation cancelled',
+          message:
+            'The app was not installed because the permission request was declined. You can start again whenever you like.',
+          retryUrl,
+          retryLabel: 'Install the app',
+        });
+      } else {
+        sendPage(res, {
+          status: 400,
+          code: E.PLATFORM_ERROR,
+          title: 'Installation failed',
+          message: `The store platform reported an error (${code}). Please try again.`,
+          retryUrl,
+        });
+      }
+      return;
+    }
+
+    const { state, code } = q;
+    if (!state || !code) {
+      sendPage(res, {
+        status: 400,
+        code: E.REQUEST_INVALID,
+        title: 'Invalid request',
+        message: 'The install callback is missing its parameters. Start the install again.',
+        retryUrl: beginUrlFor(queryStore),
+      });
+      return;
+    }
+    if (q.store_id !== undefined && queryStore === null) {
+      sendPage(res, {
+        status: 400,
+        code: E.STORE_ID_INVALID,
+        title: 'Invalid store',
+        message: 'The store id in the callback is not valid. Start the install again.',
+        retryUrl: beginUrlFor(null),
+      });
+      return;
+    }
+    const binding = readCookie(req, config.auth.bindingCookieName);
+    if (!binding) {
+      sendPage(res, {
+        status: 400,
+        code: E.BINDING_MISSING,
+        title: 'Installation expired',
+        message:
+          'This install was not started in this browser, or it took too long. Start the install again.',
+        retryUrl: beginUrlFor(queryStore),
+      });
+      return;
+    }
+
+    let record: OAuthStateRecord | null;
+    try {
+      record = await storage.oauthStates.consume(state);
+    } catch (err) {
+      if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(queryStore));
+      throw err;
+    }
+    // consume() looked the state up by value; compare again in constant time
+    // and check the browser binding (hashed at rest) the same way.
+    const valid =
+      record !== null &&
+      safeEqual(record.state, state) &&
+      safeEqual(record.browserBinding, hashBinding(binding));
+    if (!record || !valid) {
+      clearBinding();
+      sendPage(res, {
+        status: 400,
+        code: E.STATE_INVALID,
+        title: 'Installation expired',
+        message:
+          'This install link is no longer valid (expired, already used, or started in another browser). Start the install again.',
+        retryUrl: beginUrlFor(record?.storeId ?? queryStore),
+      });
+      return;
+    }
+    if (record.storeId !== null && queryStore !== record.storeId) {
+      clearBinding();
+      l.warn('install: callback store differs from the store the install began for');
+      sendPage(res, {
+        status: 400,
+        code: E.STORE_MISMATCH,
+        title: 'Store mismatch',
+        message:
+          'The store that approved the install is not the one the install began for. Start again.',
+        retryUrl: beginUrlFor(record.storeId),
+      });
+      return;
+    }
+
+    let token: Awaited<ReturnType<typeof requestToken>>;
+    try {
+      token = await requestToken(
+        {
+          url: config.oauth.tokenUrl,
+          clientId: config.oauth.clientId,
+          clientSecret: config.oauth.clientSecret,
+          encoding: config.oauth.tokenRequestEncoding,
+        },
+        {
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: config.auth.redirectUri,
+          code_verifier: record.codeVerifier,
+        },
+        { timeoutMs: config.oauth.tokenTimeoutMs, fetch: deps.fetch },
+      );
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      if (err.code === INVALID_GRANT && !record.retried) {
+        // A stale or reused code: one fresh attempt, marked so it cannot loop.
+        l.info('install: code refused (invalid_grant), restarting the install once');
+        try {
+          await redirectToAuthorize(res, record.storeId, record.returnTo, true);
+        } catch (e) {
+          if (isStorageFailure(e)) return storageDown(res, e, beginUrlFor(record.storeId));
+          throw e;
+        }
+        return;
+      }
+      clearBinding();
+      if (err.code === INVALID_GRANT) {
+        l.warn('install: code refused again after a restart');
+        sendPage(res, {
+          status: 400,
+          code: E.CODE_REJECTED,
+          title: 'Installation failed',
+          message:
+            'The store platform refused the authorization twice. Please start the install again.',
+          retryUrl: beginUrlFor(record.storeId ?? queryStore),
+        });
+        return;
+      }
+      l.error({ err, oauthError: err.code }, 'install: token exchange failed');
+      sendPage(res, {
+        status: 502,
+        code: E.TOKEN_EXCHANGE_FAILED,
+        title: 'Store platform unavailable',
+        message:
+          'The app could not complete the install with the store platform. Nothing was saved; please try again.',
+        retryUrl: beginUrlFor(record.storeId ?? queryStore),
+      });
+      return;
+    }
+
+    const storeId = token.storeId ?? queryStore;
+    if (
+      storeId === null ||
+      !UUID.test(storeId) ||
+      (queryStore !== null && storeId !== queryStore)
+    ) {
+      clearBinding();
+      l.error('install: the token response names no store, or another store than the callback');
+      sendPage(res, {
+        status: 502,
+        code: E.TOKEN_EXCHANGE_FAILED,
+        title: 'Installation failed',
+        message: 'The store platform answered inconsistently. Nothing was saved; please try again.',
+        retryUrl: beginUrlFor(record.storeId ?? queryStore),
+      });
+      return;
+    }
+    // RFC 6749 §5.1: no scope in the response means the requested scope was granted.
+    const scopes = token.scopeMissing ? [...config.oauth.scopes] : token.scopes;
+    const sl = storeLogger(l, storeId);
+
+    if (config.auth.beforeInstall) {
+      try {
+        await config.auth.beforeInstall({ storeId, scopes });
+      } catch (err) {
+        clearBinding();
+        sl.error({ err }, 'install: beforeInstall hook failed; nothing stored');
+        sendPage(res, {
+          status: 500,
+          code: E.HOOK_FAILED,
+          title: 'Installation failed',
+          message:
+            'The app could not finish setting up for your store. Nothing was saved; please try again.',
+          retryUrl: beginUrlFor(storeId),
+        });
+        return;
+      }
+    }
+
+    let installation: Awaited<ReturnType<Storage['installations']['upsert']>>;
+    let reinstall: boolean;
+    try {
+      reinstall = (await storage.installations.get(storeId)) !== null;
+      installation = await storage.installations.upsert(storeId, {
+        scopes,
+        accessToken: token.accessToken,
+        refreshToken: token.refreshToken,
+        accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
+      });
+      await startStoreSession(req, storeId);
+    } catch (err) {
+      clearBinding();
+      if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(storeId));
+      throw err;
+    }
+    clearBinding();
+    sl.info({ scopes, reinstall }, reinstall ? 'store reinstalled' : 'store installed');
+
+    if (config.auth.afterInstall) {
+      try {
+        await config.auth.afterInstall({ storeId, scopes, installation, reinstall });
+      } catch (err) {
+        sl.error({ err }, 'install: afterInstall hook failed; the installation is kept');
+        sendPage(res, {
+          status: 500,
+          code: E.HOOK_FAILED,
+          title: 'Setup incomplete',
+          message:
+            'The app was installed but could not finish setting up for your store. Please try again.',
+          retryUrl: beginUrlFor(storeId),
+        });
+        return;
+      }
+    }
+
+    res.set('Cache-Control', 'no-store').redirect(302, homeUrl(config, storeId, record.returnTo));
+  });
+
+  return router;
+}
+
+/** Where the merchant lands after installing. */
+export function homeUrl(config: ResolvedConfig, storeId: string, returnTo: string | null): string {
+  if (config.embedded.enabled) {
+    return config.embedded.adminAppUrl
+      .replaceAll('{client_id}', encodeURIComponent(config.oauth.clientId))
+      .replaceAll('{store_id}', encodeURIComponent(storeId));
+  }
+  const app = new URL(config.appUrl);
+  const base = app.pathname.replace(/\/+$/, '');
+  const u = new URL(app.origin + base + (returnTo ?? '/'));
+  if (!returnTo) u.searchParams.set('store_id', storeId);
+  return u.toString();
+}
+
+/** One cookie's value from the Cookie header (no cookie-parser needed). */
+export function readCookie(req: Request, name: string): string | null {
+  const header = req.headers.cookie;
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() !== name) continue;
+    const raw = part.slice(i + 1).trim();
+    try {
+      const v = decodeURIComponent(raw);
+      return v.length > 0 && v.length <= 256 ? v : null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}

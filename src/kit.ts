@@ -1,0 +1,136 @@
+/**
+ * `storeApp()`: composes the modules into the kit object. Composition only:
+ * each section below builds one module from the resolved config and hands it
+ * what it needs. Logic lives in the modules.
+ */
+import { type RequestHandler, Router } from 'express';
+import type { Logger } from 'pino';
+import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
+import { kitErrorHandler } from './http/errors.js';
+import { createKitLogger, requestLogger } from './http/logger.js';
+import { securityHeaders } from './http/security-headers.js';
+import { sessionMiddleware } from './http/session.js';
+import { createInstallRoutes } from './install/routes.js';
+import { withDiscoveredEndpoints } from './oauth/discovery.js';
+import { installationHasScopes } from './oauth/scopes.js';
+import { createPurge, type PurgeFunction } from './purge/index.js';
+import { createStorage } from './storage/index.js';
+import type { AnyDrizzle, Installation, PurgeResult, Storage } from './storage/types.js';
+import { createWebhooks, type WebhookRegistry } from './webhooks/index.js';
+
+export interface KitInstallations {
+  /** The store's installation (tokens decrypted), or null when not installed. */
+  get(storeId: string): Promise<Installation | null>;
+  list(): Promise<Installation[]>;
+  /** Delete everything held for the store (same as `kit.purge`). */
+  delete(storeId: string): Promise<PurgeResult>;
+  /** True when the store's installation has every scope the app is configured for. */
+  hasRequiredScopes(installation: Installation): boolean;
+}
+
+export interface StoreAppKit {
+  /**
+   * Express middleware to mount once, before your routes: request logger,
+   * security headers, the webhook receiver, the session and the install routes.
+   * Mount it before (or after) your own body parsers; it parses no bodies itself.
+   */
+  middleware(): Router;
+  installations: KitInstallations;
+  /** Handlers for platform events: `kit.webhooks.on('app.uninstalled', fn)`. */
+  webhooks: WebhookRegistry;
+  /** Delete everything held for a store (kit rows and your store-scoped tables). */
+  purge: PurgeFunction;
+  /** Drizzle handle on the kit's database for your own tables. */
+  db: AnyDrizzle;
+  storage: Storage;
+  /** The kit's logger (redacting); children per request are at `res.locals.log`. */
+  logger: Logger;
+  /** The resolved configuration (secrets included: never log or send it). */
+  config: ResolvedConfig;
+  /** Stops background work and closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the kit: validates options and the environment, opens the database
+ * and applies migrations (unless `storage.migrate: false`). Async so every
+ * configuration or database mistake fails here, at start, not on the first
+ * request.
+ */
+export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppKit> {
+  const resolved = resolveConfig(options);
+  const config: ResolvedConfig = {
+    ...resolved,
+    oauth: await withDiscoveredEndpoints(resolved.oauth, options.oauth),
+  };
+  const logger = createKitLogger(config.logger);
+  const closers: Array<() => Promise<void> | void> = [];
+
+  // --- storage -------------------------------------------------------------
+  const storage = await createStorage({
+    databaseUrl: config.storage.databaseUrl,
+    encryptionKeys: config.storage.encryptionKeys,
+    migrate: config.storage.migrate,
+    pool: { max: config.storage.poolMax },
+    logger: logger.child({ component: 'storage' }),
+  });
+  closers.push(() => storage.close());
+
+  // --- purge ---------------------------------------------------------------
+  const purge = createPurge({
+    storage,
+    options: config.purge,
+    logger: logger.child({ component: 'purge' }),
+  });
+
+  // --- webhooks ------------------------------------------------------------
+  const webhooks = createWebhooks({
+    storage,
+    options: config.webhooks,
+    purge,
+    logger: logger.child({ component: 'webhooks' }),
+  });
+
+  // --- client / refresh / authenticated (wired by their module) ------------
+
+  // --- HTTP: one router, built once ----------------------------------------
+  let router: Router | undefined;
+  const buildRouter = (): Router => {
+    const r = Router();
+    r.use(requestLogger(logger));
+    if (config.securityHeaders.enabled) {
+      r.use(securityHeaders(config.embedded, config.securityHeaders));
+    }
+    // Webhooks before the session: deliveries carry no cookie and need none.
+    r.all(webhooks.path, webhooks.receiver);
+    const session: RequestHandler = sessionMiddleware(config.session, storage.sessionStore());
+    r.use(session);
+    r.use(createInstallRoutes({ config, storage, logger }));
+    r.use(kitErrorHandler(logger));
+    return r;
+  };
+
+  return {
+    middleware() {
+      router ??= buildRouter();
+      return router;
+    },
+    installations: {
+      get: (storeId) => storage.installations.get(storeId),
+      list: () => storage.installations.list(),
+      delete: (storeId) => purge(storeId),
+      hasRequiredScopes: (installation) => installationHasScopes(installation, config.oauth.scopes),
+    },
+    webhooks: webhooks.api,
+    purge,
+    db: storage.db,
+    storage,
+    logger,
+    config,
+    async close() {
+      // Reverse order: what was built last depends on what was built first.
+      for (const close of closers.reverse()) await close();
+      closers.length = 0;
+    },
+  };
+}

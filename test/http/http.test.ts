@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import express from 'express';
+import session from 'express-session';
+import { pino } from 'pino';
+import request from 'supertest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/crypto/index.js';
+import { createKitLogger, requestLogger } from '../../src/http/logger.js';
+import { securityHeaders } from '../../src/http/security-headers.js';
+import { sessionMiddleware, startStoreSession } from '../../src/http/session.js';
+import { storeApp } from '../../src/kit.js';
+
+const admin = 'https://admin.example';
+
+describe('security headers', () => {
+  const headers = { enabled: true, helmet: {} };
+
+  it('embedded: frame-ancestors names only the admin origin and X-Frame-Options is absent', async () => {
+    const app = express();
+    app.use(
+      securityHeaders(
+        { enabled: true, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' },
+        headers,
+      ),
+    );
+    app.get('/', (_req, res) => res.send('ok'));
+    const res = await request(app).get('/');
+    expect(res.headers['content-security-policy']).toContain(`frame-ancestors ${admin}`);
+    expect(res.headers['x-frame-options']).toBeUndefined();
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBeDefined();
+  });
+
+  it("not embedded: frame-ancestors 'none' and X-Frame-Options DENY", async () => {
+    const app = express();
+    app.use(
+      securityHeaders(
+        { enabled: false, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' },
+        headers,
+      ),
+    );
+    app.get('/', (_req, res) => res.send('ok'));
+    const res = await request(app).get('/');
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('app-supplied helmet options cannot widen frame-ancestors', async () => {
+    const app = express();
+    app.use(
+      securityHeaders(
+        { enabled: true, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' },
+        {
+          enabled: true,
+          helmet: {
+            contentSecurityPolicy: {
+              directives: { frameAncestors: ['*'], imgSrc: ["'self'", 'https://cdn.example'] },
+            },
+          },
+        },
+      ),
+    );
+    app.get('/', (_req, res) => res.send('ok'));
+    const csp = (await request(app).get('/')).headers['content-security-policy'] as string;
+    expect(csp).toContain(`frame-ancestors ${admin}`);
+    expect(csp).not.toContain('frame-ancestors *');
+    expect(csp).toContain('img-src');
+  });
+});
+
+describe('session cookie', () => {
+  function app(opts: { secure: boolean; sameSite: 'none' | 'lax'; partitioned: boolean }) {
+    const a = express();
+    a.set('trust proxy', 1);
+    a.use(
+      sessionMiddleware(
+        { secret: ['x'.repeat(32)], cookieName: 'sid', maxAgeSeconds: 3600, ...opts },
+        new session.MemoryStore(),
+      ),
+    );
+    a.get('/login', async (req, res) => {
+      await startStoreSession(req, 'store-1');
+      res.send('ok');
+    });
+    a.get('/anon', (_req, res) => res.send('ok'));
+    return a;
+  }
+
+  it('embedded over HTTPS: Secure; HttpOnly; SameSite=None; Partitioned', async () => {
+    const res = await request(app({ secure: true, sameSite: 'none', partitioned: true }))
+      .get('/login')
+      .set('X-Forwarded-Proto', 'https');
+    const c = res.headers['set-cookie']![0]!;
+    expect(c).toMatch(/^sid=/);
+    for (const attr of ['Secure', 'HttpOnly', 'SameSite=None', 'Partitioned'])
+      expect(c).toContain(attr);
+  });
+
+  it('no cookie for a visitor without a session', async () => {
+    const res = await request(app({ secure: false, sameSite: 'lax', partitioned: false })).get(
+      '/anon',
+    );
+    expect(res.headers['set-cookie']).toBeUndefined();
+  });
+});
+
+describe('logger', () => {
+  function capture() {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    return { lines, destination };
+  }
+
+  it('redacts credentials at the top level and nested', () => {
+    const { lines, destination } = capture();
+    const log = createKitLogger({ level: 'info', instance: undefined, destination });
+    log.info(
+      {
+        accessToken: 'AT-SECRET',
+        req: { headers: { authorization: 'Bearer AT-SECRET2', cookie: 'sid=COOKIE-SECRET' } },
+        res: { headers: { 'set-cookie': 'sid=COOKIE-SECRET2' } },
+        body: {
+          code: 'CODE-SECRET',
+          code_verifier: 'VERIFIER-SECRET',
+          client_secret: 'CS',
+          refresh_token: 'RT-SECRET',
+        },
+        state: 'STATE-SECRET',
+        storeId: 'store-1',
+      },
+      'hello',
+    );
+    const out = lines.join('');
+    for (const s of [
+      'AT-SECRET',
+      'COOKIE-SECRET',
+      'CODE-SECRET',
+      'VERIFIER-SECRET',
+      '"CS"',
+      'RT-SECRET',
+      'STATE-SECRET',
+    ]) {
+      expect(out).not.toContain(s);
+    }
+    expect(out).toContain('store-1');
+    expect(out).toContain('[redacted]');
+  });
+
+  it("adds redaction to the app's own pino logger", () => {
+    const { lines, destination } = capture();
+    const log = createKitLogger({
+      level: 'info',
+      instance: pino(destination),
+      destination: undefined,
+    });
+    log.info({ refreshToken: 'RT-SECRET' }, 'x');
+    expect(lines.join('')).not.toContain('RT-SECRET');
+  });
+
+  it('gives each request a child logger with an id and the path but never the query', async () => {
+    const { lines, destination } = capture();
+    const root = createKitLogger({ level: 'debug', instance: undefined, destination });
+    const app = express();
+    app.use(requestLogger(root));
+    app.get('/cb', (_req, res) => {
+      res.locals.log!.info('handled');
+      res.send('ok');
+    });
+    await request(app).get('/cb?code=CODE-IN-QUERY&state=S').set('x-request-id', 'req-42');
+    const out = lines.join('');
+    expect(out).toContain('"reqId":"req-42"');
+    expect(out).toContain('"path":"/cb"');
+    expect(out).not.toContain('CODE-IN-QUERY');
+  });
+});
+
+describe('kit.middleware() in a host app', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sak-http-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("leaves the host's body parsers working, before or after it", async () => {
+    const kit = await storeApp({
+      appUrl: 'http://127.0.0.1:3000',
+      environment: 'test',
+      oauth: {
+        clientId: 'app_1',
+        clientSecret: 'secret-0123456789',
+        scopes: ['read_products'],
+        authUrl: 'http://127.0.0.1:4400',
+      },
+      storage: { databaseUrl: join(dir, 'h.db'), encryptionKeys: [generateKey()] },
+      session: { secret: randomBytes(32).toString('base64url') },
+      webhooks: { secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` },
+    });
+    try {
+      const before = express();
+      before.use(express.json());
+      before.use(kit.middleware());
+      before.post('/echo', (req, res) => res.json(req.body));
+      const after = express();
+      after.use(kit.middleware());
+      after.use(express.json());
+      after.post('/echo', (req, res) => res.json(req.body));
+      for (const app of [before, after]) {
+        const res = await request(app).post('/echo').send({ a: 1 });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ a: 1 });
+        expect(res.headers['content-security-policy']).toContain(
+          'frame-ancestors http://127.0.0.1:4400',
+        );
+      }
+      expect(kit.middleware()).toBe(kit.middleware());
+    } finally {
+      await kit.close();
+    }
+  });
+});
