@@ -1,0 +1,195 @@
+/**
+ * The `store-platform` command: runs the local Merchant Store Platform until Ctrl-C.
+ * Prints its URLs and the credentials of any app registered with --app.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  type AppCredentials,
+  type Platform,
+  type RegisterAppInput,
+  startPlatform,
+  type Tier,
+} from './index.js';
+
+const HELP = `Usage: store-platform [options]
+
+Runs a local Merchant Store Platform (OAuth server, REST API, admin, dashboard).
+
+Options:
+  --port <n>         Port to listen on (default 4400; 0 = any free port)
+  --host <host>      Interface to listen on (default 127.0.0.1)
+  --db <file>        SQLite file to keep data across restarts (default: in memory)
+  --seed [n]         Create a store filled with sample data (n products, default 60)
+  --tier <tier>      Tier of apps registered with --app: community, partner, elite
+  --app <file.json>  Register an app from {name, redirectUri, webhookUrl, scopes,
+                     clientId?, clientSecret?, webhookSecret?, appUrl?, tier?}
+                     (repeatable; fixed credentials let an app's .env match)
+  -h, --help         Show this help
+`;
+
+interface CliArgs {
+  port: number;
+  host: string;
+  db: string | undefined;
+  seed: number | boolean;
+  tier: Tier | undefined;
+  apps: string[];
+}
+
+class UsageError extends Error {}
+
+function parse(argv: string[]): CliArgs | 'help' {
+  const out: CliArgs = {
+    port: 4400,
+    host: '127.0.0.1',
+    db: undefined,
+    seed: false,
+    tier: undefined,
+    apps: [],
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const raw = argv[i] as string;
+    const eq = raw.indexOf('=');
+    const flag = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
+    const inline = raw.startsWith('--') && eq > 0 ? raw.slice(eq + 1) : undefined;
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--'))
+        throw new UsageError(`${flag} needs a value`);
+      i++;
+      return next;
+    };
+    switch (flag) {
+      case '-h':
+      case '--help':
+        return 'help';
+      case '--port': {
+        const n = Number(value());
+        if (!Number.isInteger(n) || n < 0 || n > 65535)
+          throw new UsageError('--port must be 0..65535');
+        out.port = n;
+        break;
+      }
+      case '--host':
+        out.host = value();
+        break;
+      case '--db':
+        out.db = value();
+        break;
+      case '--seed': {
+        const next = inline ?? argv[i + 1];
+        if (next !== undefined && /^\d+$/.test(next)) {
+          out.seed = Number(next);
+          if (inline === undefined) i++;
+        } else if (inline !== undefined) {
+          throw new UsageError('--seed takes a number of products');
+        } else out.seed = true;
+        break;
+      }
+      case '--tier': {
+        const t = value();
+        if (t !== 'community' && t !== 'partner' && t !== 'elite') {
+          throw new UsageError('--tier must be community, partner or elite');
+        }
+        out.tier = t;
+        break;
+      }
+      case '--app':
+        out.apps.push(value());
+        break;
+      default:
+        throw new UsageError(`unknown option ${flag}`);
+    }
+  }
+  return out;
+}
+
+function readAppConfig(file: string, tier: Tier | undefined): RegisterAppInput {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--app ${file}: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--app ${file}: expected a JSON object`);
+  }
+  const config = parsed as RegisterAppInput;
+  return tier !== undefined && config.tier === undefined ? { ...config, tier } : config;
+}
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Resolves when the platform should stop. @default SIGINT or SIGTERM */
+  stopped?: Promise<void>;
+  /** Called once the platform listens (tests read its URL). */
+  onStarted?: (platform: Platform) => void;
+}
+
+/** The CLI without process globals, so tests run it in-process. Resolves to the exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let args: CliArgs | 'help';
+  try {
+    args = parse(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`store-platform: ${err.message}\n\n${HELP}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (args === 'help') {
+    io.stdout(HELP);
+    return 0;
+  }
+  const configs = args.apps.map((f) => readAppConfig(f, args.tier));
+  const platform = await startPlatform({
+    port: args.port,
+    host: args.host,
+    ...(args.db ? { db: args.db } : {}),
+  });
+  const registered: Array<AppCredentials & { name: string }> = [];
+  try {
+    for (const config of configs)
+      registered.push({ ...platform.registerApp(config), name: config.name });
+  } catch (err) {
+    await platform.close();
+    io.stderr(`store-platform: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const lines = [
+    `Merchant Store Platform running at ${platform.url}`,
+    `  Admin:      ${platform.adminUrl}`,
+    `  Dashboard:  ${platform.dashboardUrl}`,
+    `  Authorize:  ${platform.authUrl}/oauth/authorize`,
+    `  Token:      ${platform.authUrl}/oauth/token`,
+    `  API:        ${platform.apiUrl}`,
+  ];
+  if (args.seed !== false) {
+    const store = platform.createStore({ name: 'Dev Store', seed: args.seed });
+    lines.push('', `Seeded store "${store.name}": ${store.storeId}`);
+  }
+  for (const app of registered) {
+    lines.push(
+      '',
+      `App "${app.name}"`,
+      `  STORE_APP_CLIENT_ID=${app.clientId}`,
+      `  STORE_APP_CLIENT_SECRET=${app.clientSecret}`,
+      `  STORE_APP_WEBHOOK_SECRET=${app.webhookSecret}`,
+      `  STORE_AUTH_URL=${platform.authUrl}`,
+      `  STORE_API_URL=${platform.apiUrl}`,
+    );
+  }
+  lines.push('', 'Press Ctrl-C to stop.');
+  io.stdout(`${lines.join('\n')}\n`);
+  io.onStarted?.(platform);
+  await (io.stopped ??
+    new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    }));
+  await platform.close();
+  return 0;
+}

@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/platform/cli-run.js';
+import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { install } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'store-platform-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(argv: string[]) {
+  let out = '';
+  let err = '';
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => {
+    stop = r;
+  });
+  let started: Platform | undefined;
+  const done = runCli(argv, {
+    stdout: (t) => {
+      out += t;
+    },
+    stderr: (t) => {
+      err += t;
+    },
+    stopped,
+    onStarted: (p) => {
+      started = p;
+    },
+  });
+  return { done, stop, out: () => out, err: () => err, platform: () => started };
+}
+
+describe('store-platform CLI', () => {
+  it('--help prints usage and exits 0', async () => {
+    const r = run(['--help']);
+    expect(await r.done).toBe(0);
+    expect(r.out()).toContain('--seed');
+  });
+
+  it('refuses unknown flags and bad values with exit code 2', async () => {
+    for (const argv of [['--nope'], ['--port', 'x'], ['--tier', 'gold'], ['--port']]) {
+      const r = run(argv);
+      expect(await r.done).toBe(2);
+      expect(r.err()).toContain('Usage');
+    }
+  });
+
+  it('starts fast, seeds, registers --app with fixed credentials and prints them', async () => {
+    const appFile = join(dir, 'app.json');
+    writeFileSync(
+      appFile,
+      JSON.stringify({
+        name: 'CLI app',
+        redirectUri: 'http://localhost:3000/auth/callback',
+        webhookUrl: 'http://localhost:3000/webhooks',
+        scopes: ['read_products'],
+        clientId: 'app_cli_fixed',
+        clientSecret: 'cli-fixed-secret-0123456789',
+      }),
+    );
+    const t0 = performance.now();
+    const r = run(['--port', '0', '--seed', '3', '--tier', 'partner', '--app', appFile]);
+    await expect.poll(() => r.platform(), { timeout: 5000 }).toBeDefined();
+    expect(performance.now() - t0).toBeLessThan(2000);
+    const out = r.out();
+    expect(out).toMatch(/running at http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toContain('STORE_APP_CLIENT_ID=app_cli_fixed');
+    expect(out).toContain('STORE_APP_CLIENT_SECRET=cli-fixed-secret-0123456789');
+    expect(out).toMatch(/STORE_APP_WEBHOOK_SECRET=whsec_/);
+    expect(out).toMatch(/Seeded store "Dev Store": [0-9a-f-]{36}/);
+    const res = await fetch(`${r.platform()!.url}/dashboard/apps/app_cli_fixed`);
+    expect(await res.text()).toContain('partner');
+    r.stop();
+    expect(await r.done).toBe(0);
+  });
+
+  it('exits 1 with a message for an invalid app config', async () => {
+    const appFile = join(dir, 'bad.json');
+    writeFileSync(
+      appFile,
+      JSON.stringify({
+        name: 'Bad',
+        redirectUri: 'http://example.com/cb',
+        webhookUrl: 'x',
+        scopes: [],
+      }),
+    );
+    const r = run(['--port', '0', '--app', appFile]);
+    expect(await r.done).toBe(1);
+    expect(r.err()).toContain('redirectUri');
+  });
+});
+
+describe('--db file', () => {
+  it('keeps apps, stores and tokens across restarts', async () => {
+    const file = join(dir, 'platform.db');
+    const first = await startPlatform({ db: file });
+    const inst = await install(first);
+    await first.close();
+    const second = await startPlatform({ db: file });
+    try {
+      const res = await fetch(`${second.apiUrl}/stores/current`, {
+        headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
+      });
+      expect(res.status).toBe(200);
+      const page = await fetch(`${second.url}/dashboard/apps/${inst.clientId}`);
+      expect(page.status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+});
