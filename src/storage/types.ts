@@ -88,6 +88,11 @@ export interface InstallationRepository {
   listStoreIds(): Promise<string[]>;
   /** Re-encrypt one row's tokens with the newest key (rotate-keys). Returns true if it changed. */
   reencrypt(storeId: string): Promise<boolean>;
+  /**
+   * Delete the installation row only (tokens gone; sessions and app rows kept).
+   * Returns true if a row was deleted. For "uninstall everything" use `purge`.
+   */
+  delete(storeId: string): Promise<boolean>;
 }
 
 export interface OAuthStateRepository {
@@ -95,6 +100,8 @@ export interface OAuthStateRepository {
   /** Atomically read and delete (single use). Expired records return null. */
   consume(state: string): Promise<OAuthStateRecord | null>;
   deleteExpired(now: Date): Promise<number>;
+  /** Re-encrypt every pending record with the newest key (rotate-keys). */
+  reencryptAll(): Promise<{ scanned: number; changed: number }>;
 }
 
 /** A Drizzle database handle of the active dialect, for the app's own tables. */
@@ -142,6 +149,22 @@ export interface WebhookRepository {
     topic: string,
     effects: (tx: AnyDrizzle) => Promise<T>,
   ): Promise<{ duplicate: true } | { duplicate: false; result: T }>;
+  /** Forget delivery ids received before `before` (older than any redelivery). Returns rows deleted. */
+  pruneDeliveries(before: Date): Promise<number>;
+}
+
+/** Options of `Storage.sessionStore()`. */
+export interface SessionStoreOptions {
+  /**
+   * Lifetime of a session whose cookie has no expiry, in milliseconds.
+   * @default 86_400_000 (1 day)
+   */
+  defaultTtlMs?: number;
+  /**
+   * How often expired sessions are deleted, in milliseconds; 0 disables it.
+   * @default 900_000 (15 minutes)
+   */
+  pruneIntervalMs?: number;
 }
 
 export interface Storage {
@@ -152,7 +175,7 @@ export interface Storage {
   readonly oauthStates: OAuthStateRepository;
   readonly webhooks: WebhookRepository;
   /** An express-session store on the same database (never MemoryStore). */
-  sessionStore(): SessionStore;
+  sessionStore(options?: SessionStoreOptions): SessionStore;
   /**
    * One transaction across kit and app tables. On SQLite, transactions are
    * serialised in-process (better-sqlite3 is synchronous) and take the write

@@ -1,0 +1,126 @@
+/**
+ * The `store-app` commands, as a function of argv and environment so tests
+ * run them in-process. Exit codes: 0 ok, 1 failure, 2 usage.
+ */
+import { parseArgs } from 'node:util';
+import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../crypto/index.js';
+import { StoreAppError } from '../errors/index.js';
+import { openAdapter } from '../storage/adapter.js';
+import { createStorage } from '../storage/index.js';
+import { DATABASE_URL_SETTING, parseDatabaseUrl } from '../storage/url.js';
+
+export const DEFAULT_DATABASE_URL = './data/store-app.db';
+
+export interface CliIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+export const USAGE = `Usage: store-app <command> [options]
+
+Commands:
+  keygen        Print a new encryption key (base64url, 32 bytes) for ${ENCRYPTION_KEYS_SETTING}.
+  migrate       Apply the kit's database migrations to ${DATABASE_URL_SETTING}.
+  rotate-keys   Re-encrypt every stored token and pending OAuth state with the newest key
+                (the first of ${ENCRYPTION_KEYS_SETTING}; older keys must still be listed).
+                Row by row and idempotent: safe to interrupt and run again.
+
+Options:
+  --database-url <url>  Database to use (default: $${DATABASE_URL_SETTING}, else ${DEFAULT_DATABASE_URL})
+  -h, --help            Show this help
+
+Rotating keys: put the new key first, keep the old ones after it, deploy, run
+\`store-app rotate-keys\`, then remove the old keys.`;
+
+class UsageError extends Error {}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    io.stderr(`store-app: ${(err as Error).message}`);
+    io.stderr('Run `store-app --help` for usage.');
+    return 2;
+  }
+  const { command, databaseUrl, help } = parsed;
+  if (help || command === 'help') {
+    io.stdout(USAGE);
+    return 0;
+  }
+  try {
+    switch (command) {
+      case 'keygen':
+        io.stdout(generateKey());
+        return 0;
+      case 'migrate':
+        await migrate(databaseUrl ?? io.env[DATABASE_URL_SETTING] ?? DEFAULT_DATABASE_URL, io);
+        return 0;
+      case 'rotate-keys':
+        await rotateKeys(databaseUrl ?? io.env[DATABASE_URL_SETTING] ?? DEFAULT_DATABASE_URL, io);
+        return 0;
+      default:
+        throw new UsageError(
+          command === undefined ? 'no command given' : `unknown command "${command}"`,
+        );
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`store-app: ${err.message}`);
+      io.stderr('Run `store-app --help` for usage.');
+      return 2;
+    }
+    // The message only: a stack helps no operator, and kit messages are written to be read.
+    const message =
+      err instanceof StoreAppError ? err.message : `unexpected failure: ${(err as Error).message}`;
+    io.stderr(`store-app ${command}: ${message}`);
+    return 1;
+  }
+}
+
+function parse(argv: readonly string[]) {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      'database-url': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
+  return {
+    command: positionals[0],
+    databaseUrl: values['database-url'],
+    help: values.help === true,
+  };
+}
+
+async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
+  const adapter = openAdapter(parseDatabaseUrl(databaseUrl), {});
+  try {
+    await adapter.migrate();
+  } finally {
+    await adapter.close();
+  }
+  io.stdout(`Migrations applied (${adapter.dialect}).`);
+}
+
+async function rotateKeys(databaseUrl: string, io: CliIo): Promise<void> {
+  const keys = parseEncryptionKeys(io.env[ENCRYPTION_KEYS_SETTING]);
+  const storage = await createStorage({ databaseUrl, encryptionKeys: keys, migrate: false });
+  try {
+    const ids = await storage.installations.listStoreIds();
+    let changed = 0;
+    for (const id of ids) {
+      if (await storage.installations.reencrypt(id)) changed++;
+    }
+    const states = await storage.oauthStates.reencryptAll();
+    io.stdout(`Newest key id: ${keys[0]!.kid}`);
+    io.stdout(`Installations: ${ids.length} scanned, ${changed} re-encrypted.`);
+    io.stdout(`Pending OAuth states: ${states.scanned} scanned, ${states.changed} re-encrypted.`);
+  } finally {
+    await storage.close();
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * The small seam between the repositories and the two drivers. The
+ * repositories are written once against the SQLite-typed Drizzle API (the
+ * Postgres builders have the same shape for everything they use: select,
+ * insert … onConflict … returning, update, delete); this file owns what truly
+ * differs: opening, serialising, transactions, rows-affected and migrations.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { type BetterSQLite3Database, drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
+import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
+import * as pgSchema from './schema/postgres.js';
+import * as sqliteSchema from './schema/sqlite.js';
+import type { AnyDrizzle, Dialect } from './types.js';
+import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
+
+/** The Drizzle type the shared code is checked against (Postgres has the same surface). */
+export type Db = BetterSQLite3Database;
+export type KitTables = typeof sqliteSchema;
+
+export const MIGRATIONS_TABLE = '__store_app_migrations';
+// src/storage and dist/storage are both two levels below the package root.
+const MIGRATIONS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+const DB_HINT = `check that the database in ${DATABASE_URL_SETTING} is reachable and migrated (\`npx store-app migrate\`)`;
+
+export interface DialectAdapter {
+  readonly dialect: Dialect;
+  /** The base Drizzle handle (outside any transaction). */
+  readonly db: AnyDrizzle;
+  readonly tables: KitTables;
+  /**
+   * Runs one storage operation: inside the caller's transaction when there is
+   * one, otherwise (SQLite) behind the in-process mutex. DB failures become
+   * StorageError naming `what`.
+   */
+  run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** Rows changed by an UPDATE/DELETE result of this driver. */
+  affected(result: unknown): number;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AdapterOptions {
+  pool?: { max?: number };
+  logger?: Logger | undefined;
+}
+
+/** Turns a driver failure into a StorageError; leaves the kit's own errors alone. */
+export function storageError(what: string, err: unknown): StoreAppError {
+  if (err instanceof StoreAppError) return err;
+  // Drizzle's query error message lists the SQL parameters (ciphertexts, hashes):
+  // keep only the driver error underneath, and name its code, not its text.
+  // (DrizzleQueryError sets no `name`: recognise it by its fields.)
+  const driver =
+    err instanceof Error && 'params' in err && 'query' in err && err.cause !== undefined
+      ? err.cause
+      : err;
+  const code = (driver as { code?: unknown } | null)?.code;
+  const detail = typeof code === 'string' ? ` (${code})` : '';
+  return new StorageError(`${what} failed${detail}; ${DB_HINT}`, { cause: driver });
+}
+
+function createMutex() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return function withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const result = tail.then(fn);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+/**
+ * One mutex per SQLite file per process. Two Storage instances on one file in
+ * one process (tests, a CLI inside an app) must not both hold transactions:
+ * better-sqlite3 waits for the write lock synchronously, so the second BEGIN
+ * would block the very event loop the first transaction needs to finish.
+ */
+const fileLocks = new Map<string, { withLock: ReturnType<typeof createMutex>; users: number }>();
+
+function acquireFileLock(filename: string) {
+  if (filename === ':memory:') return { withLock: createMutex(), release() {} };
+  let entry = fileLocks.get(filename);
+  if (!entry) {
+    entry = { withLock: createMutex(), users: 0 };
+    fileLocks.set(filename, entry);
+  }
+  entry.users++;
+  const held = entry;
+  let released = false;
+  return {
+    withLock: held.withLock,
+    release() {
+      if (released) return;
+      released = true;
+      if (--held.users === 0 && fileLocks.get(filename) === held) fileLocks.delete(filename);
+    },
+  };
+}
+
+export function openAdapter(target: DatabaseTarget, options: AdapterOptions): DialectAdapter {
+  return target.dialect === 'sqlite'
+    ? openSqlite(target.filename, options)
+    : openPostgres(target.url, options);
+}
+
+function openSqliteFile(filename: string): Database.Database {
+  let sqlite: Database.Database | undefined;
+  try {
+    if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
+    sqlite = new Database(filename);
+    // busy_timeout first: switching to WAL needs the lock another process may hold.
+    // synchronous stays FULL: a refreshed (rotated) token must survive a power cut.
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+  } catch (cause) {
+    sqlite?.close();
+    const code = (cause as { code?: unknown }).code;
+    throw new ConfigError(
+      DATABASE_URL_SETTING,
+      `cannot open the SQLite database file${typeof code === 'string' ? ` (${code})` : ''}; ` +
+        'check that the path names a SQLite file (or none yet) in a folder that exists or can be created, and that both are writable',
+      { cause },
+    );
+  }
+  return sqlite;
+}
+
+function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
+  const sqlite = openSqliteFile(filename);
+  const db = drizzleSqlite(sqlite);
+  const lock = acquireFileLock(filename);
+  const { withLock } = lock;
+  const current = new AsyncLocalStorage<{ tx: Db; depth: number }>();
+  let savepoints = 0;
+
+  async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
+    const inTx = current.getStore();
+    const call = async () => {
+      try {
+        return await fn(inTx?.tx ?? db);
+      } catch (err) {
+        throw storageError(what, err);
+      }
+    };
+    return inTx ? call() : withLock(call);
+  }
+
+  function exec(statement: string) {
+    try {
+      sqlite.exec(statement);
+    } catch (err) {
+      throw storageError('transaction control', err);
+    }
+  }
+
+  // Rolling back must never hide the error that caused it.
+  function undo(...statements: string[]) {
+    try {
+      if (sqlite.open && sqlite.inTransaction) for (const s of statements) sqlite.exec(s);
+    } catch (err) {
+      options.logger?.warn({ code: (err as { code?: unknown }).code }, 'SQLite rollback failed');
+    }
+  }
+
+  async function transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    const outer = current.getStore();
+    if (outer) {
+      // Nested: a savepoint, so an inner failure the caller catches undoes only its own work.
+      const name = `sp_${++savepoints}`;
+      exec(`SAVEPOINT ${name}`);
+      try {
+        const result = await current.run({ tx: db, depth: outer.depth + 1 }, () => fn(db));
+        exec(`RELEASE ${name}`);
+        return result;
+      } catch (err) {
+        undo(`ROLLBACK TO ${name}`, `RELEASE ${name}`);
+        throw err;
+      }
+    }
+    return withLock(async () => {
+      // IMMEDIATE takes the write lock now, so two processes serialise here
+      // (busy_timeout) instead of failing at their first write.
+      exec('BEGIN IMMEDIATE');
+      try {
+        const result = await current.run({ tx: db, depth: 1 }, () => fn(db));
+        exec('COMMIT');
+        return result;
+      } catch (err) {
+        undo('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  return {
+    dialect: 'sqlite',
+    db,
+    tables: sqliteSchema,
+    run,
+    transaction,
+    affected: (result) => Number((result as { changes?: number }).changes ?? 0),
+    async migrate() {
+      await withLock(async () => {
+        try {
+          migrateSqlite(db, {
+            migrationsFolder: join(MIGRATIONS_ROOT, 'sqlite'),
+            migrationsTable: MIGRATIONS_TABLE,
+          });
+        } catch (err) {
+          throw storageError('applying SQLite migrations', err);
+        }
+      });
+      options.logger?.debug({ dialect: 'sqlite' }, 'store-app-kit migrations applied');
+    },
+    async close() {
+      await withLock(async () => {
+        if (sqlite.open) sqlite.close();
+      });
+      lock.release();
+    },
+  };
+}
+
+function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.pool?.max ?? 10,
+    connectionTimeoutMillis: 5000,
+  });
+  // An idle client dropped by the server must not crash the process; the next
+  // query gets a fresh client (or a StorageError).
+  pool.on('error', (err) => {
+    options.logger?.warn({ code: (err as { code?: unknown }).code }, 'postgres pool client error');
+  });
+  const db = drizzlePg(pool);
+  const current = new AsyncLocalStorage<{ tx: Db }>();
+
+  async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
+    try {
+      return await fn((current.getStore()?.tx ?? db) as unknown as Db);
+    } catch (err) {
+      throw storageError(what, err);
+    }
+  }
+
+  async function transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    const outer = current.getStore();
+    // biome-ignore lint/suspicious/noExplicitAny: the Postgres handle (db or an outer tx for a savepoint).
+    const base: any = outer ? outer.tx : db;
+    let settled = false;
+    try {
+      // biome-ignore lint/suspicious/noExplicitAny: Drizzle's PgTransaction of the runtime schema.
+      return await base.transaction(async (tx: any) => {
+        try {
+          return await current.run({ tx }, () => fn(tx as Db));
+        } finally {
+          settled = true;
+        }
+      });
+    } catch (err) {
+      // Errors from the caller's function pass through unchanged; BEGIN/COMMIT failures are ours.
+      if (settled) throw err;
+      throw storageError('transaction', err);
+    }
+  }
+
+  return {
+    dialect: 'postgres',
+    db,
+    tables: pgSchema as unknown as KitTables,
+    run,
+    transaction,
+    affected: (result) => Number((result as { rowCount?: number | null }).rowCount ?? 0),
+    async migrate() {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw storageError('connecting to Postgres', err);
+      }
+      try {
+        // One migrator at a time across processes starting together.
+        await client.query('SELECT pg_advisory_lock(hashtext($1))', [MIGRATIONS_TABLE]);
+        try {
+          await migratePg(drizzlePg(client), {
+            migrationsFolder: join(MIGRATIONS_ROOT, 'postgres'),
+            migrationsTable: MIGRATIONS_TABLE,
+            migrationsSchema: 'public',
+          });
+        } finally {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [MIGRATIONS_TABLE]);
+        }
+      } catch (err) {
+        throw storageError('applying Postgres migrations', err);
+      } finally {
+        client.release();
+      }
+      options.logger?.debug({ dialect: 'postgres' }, 'store-app-kit migrations applied');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

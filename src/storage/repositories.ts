@@ -1,0 +1,470 @@
+/**
+ * The kit's repositories, written once against the dialect adapter. Every
+ * token and verifier is encrypted before it is written and decrypted after it
+ * is read; every DB failure surfaces as StorageError (see adapter.run).
+ */
+import { createHash } from 'node:crypto';
+import {
+  and,
+  asc,
+  eq,
+  getTableColumns,
+  getTableName,
+  is,
+  isNull,
+  lt,
+  lte,
+  or,
+  sql,
+} from 'drizzle-orm';
+import { PgTable } from 'drizzle-orm/pg-core';
+import { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { TokenCipher } from '../crypto/index.js';
+import { ConfigError } from '../errors/index.js';
+import type { DialectAdapter, KitTables } from './adapter.js';
+import type {
+  Dialect,
+  Installation,
+  InstallationRepository,
+  OAuthStateRecord,
+  OAuthStateRepository,
+  PurgeOptions,
+  PurgeResult,
+  StoreScopedTable,
+  TokenSet,
+  WebhookRepository,
+} from './types.js';
+
+type InstallationRow = KitTables['installations']['$inferSelect'];
+
+/** Where tokens are bound in the JWE `sid` header of OAuth state values. */
+const stateBinding = (hash: string) => `oauth-state:${hash}`;
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+const joinScopes = (scopes: readonly string[]) => scopes.join(' ');
+const splitScopes = (scopes: string) => scopes.split(' ').filter((s) => s !== '');
+
+export function createInstallationRepository(
+  adapter: DialectAdapter,
+  cipher: TokenCipher,
+): InstallationRepository {
+  const t = adapter.tables.installations;
+
+  async function decode(row: InstallationRow): Promise<Installation> {
+    return {
+      storeId: row.storeId,
+      scopes: splitScopes(row.scopes),
+      accessToken: await cipher.decrypt(row.accessTokenEnc, row.storeId),
+      refreshToken:
+        row.refreshTokenEnc === null
+          ? null
+          : await cipher.decrypt(row.refreshTokenEnc, row.storeId),
+      accessTokenExpiresAt: row.accessExpiresAt,
+      installedAt: row.installedAt,
+      updatedAt: row.updatedAt,
+      version: row.version,
+      needsReauth: row.needsReauth,
+    };
+  }
+
+  async function encode(storeId: string, tokens: TokenSet) {
+    if (
+      !(tokens.accessTokenExpiresAt instanceof Date) ||
+      Number.isNaN(+tokens.accessTokenExpiresAt)
+    ) {
+      // A missing expiry would never be refreshed again; refuse it here.
+      throw new ConfigError('accessTokenExpiresAt', 'must be a valid Date when storing tokens');
+    }
+    return {
+      scopes: joinScopes(tokens.scopes),
+      accessTokenEnc: await cipher.encrypt(tokens.accessToken, storeId),
+      refreshTokenEnc:
+        tokens.refreshToken === null ? null : await cipher.encrypt(tokens.refreshToken, storeId),
+      keyId: cipher.currentKid,
+      accessExpiresAt: tokens.accessTokenExpiresAt,
+    };
+  }
+
+  async function readRow(storeId: string): Promise<InstallationRow | undefined> {
+    const rows = await adapter.run('reading an installation', (db) =>
+      db.select().from(t).where(eq(t.storeId, storeId)).limit(1),
+    );
+    return rows[0];
+  }
+
+  return {
+    async get(storeId) {
+      const row = await readRow(storeId);
+      return row ? decode(row) : null;
+    },
+
+    async list() {
+      const rows = await adapter.run('listing installations', (db) =>
+        db.select().from(t).orderBy(asc(t.storeId)),
+      );
+      return Promise.all(rows.map(decode));
+    },
+
+    async upsert(storeId, tokens) {
+      const values = await encode(storeId, tokens);
+      const now = new Date();
+      const rows = await adapter.run('storing an installation', (db) =>
+        db
+          .insert(t)
+          .values({ storeId, ...values, installedAt: now, updatedAt: now, version: 1 })
+          .onConflictDoUpdate({
+            target: t.storeId,
+            set: {
+              ...values,
+              installedAt: now,
+              updatedAt: now,
+              version: sql`${t.version} + 1`,
+              needsReauth: false,
+              refreshLeaseOwner: null,
+              refreshLeaseUntil: null,
+            },
+          })
+          .returning(),
+      );
+      return decode(rows[0]!);
+    },
+
+    async acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
+      const now = new Date();
+      const result = await adapter.run('taking the refresh lease', (db) =>
+        db
+          .update(t)
+          .set({ refreshLeaseOwner: owner, refreshLeaseUntil: new Date(now.getTime() + leaseMs) })
+          .where(
+            and(
+              eq(t.storeId, storeId),
+              eq(t.version, expectedVersion),
+              or(
+                isNull(t.refreshLeaseOwner),
+                isNull(t.refreshLeaseUntil),
+                lt(t.refreshLeaseUntil, now),
+                eq(t.refreshLeaseOwner, owner),
+              ),
+            ),
+          ),
+      );
+      return adapter.affected(result) === 1;
+    },
+
+    async completeRefresh(storeId, owner, tokens) {
+      const values = await encode(storeId, tokens);
+      const rows = await adapter.run('storing refreshed tokens', (db) =>
+        db
+          .update(t)
+          .set({
+            ...values,
+            updatedAt: new Date(),
+            version: sql`${t.version} + 1`,
+            refreshLeaseOwner: null,
+            refreshLeaseUntil: null,
+          })
+          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)))
+          .returning(),
+      );
+      return rows[0] ? decode(rows[0]) : null;
+    },
+
+    async releaseRefreshLease(storeId, owner) {
+      await adapter.run('releasing the refresh lease', (db) =>
+        db
+          .update(t)
+          .set({ refreshLeaseOwner: null, refreshLeaseUntil: null })
+          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner))),
+      );
+    },
+
+    async markNeedsReauth(storeId) {
+      await adapter.run('flagging an installation for reinstall', (db) =>
+        db
+          .update(t)
+          .set({
+            needsReauth: true,
+            refreshLeaseOwner: null,
+            refreshLeaseUntil: null,
+            updatedAt: new Date(),
+          })
+          .where(eq(t.storeId, storeId)),
+      );
+    },
+
+    async listExpiringBefore(before, limit) {
+      const rows = await adapter.run('listing expiring installations', (db) =>
+        db
+          .select({ storeId: t.storeId })
+          .from(t)
+          .where(and(lt(t.accessExpiresAt, before), eq(t.needsReauth, false)))
+          .orderBy(asc(t.accessExpiresAt))
+          .limit(limit),
+      );
+      return rows.map((r) => r.storeId);
+    },
+
+    async listStoreIds() {
+      const rows = await adapter.run('listing installations', (db) =>
+        db.select({ storeId: t.storeId }).from(t).orderBy(asc(t.storeId)),
+      );
+      return rows.map((r) => r.storeId);
+    },
+
+    async reencrypt(storeId) {
+      // Compare-and-swap on the ciphertext: a refresh committing meanwhile wins,
+      // and the next pass sees its (already current) key.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const row = await readRow(storeId);
+        if (!row) return false;
+        const stale =
+          cipher.needsReencrypt(row.accessTokenEnc) ||
+          (row.refreshTokenEnc !== null && cipher.needsReencrypt(row.refreshTokenEnc));
+        if (!stale) return false;
+        const access = await cipher.decrypt(row.accessTokenEnc, storeId);
+        const refresh =
+          row.refreshTokenEnc === null ? null : await cipher.decrypt(row.refreshTokenEnc, storeId);
+        const accessTokenEnc = await cipher.encrypt(access, storeId);
+        const refreshTokenEnc = refresh === null ? null : await cipher.encrypt(refresh, storeId);
+        const result = await adapter.run('re-encrypting an installation', (db) =>
+          db
+            .update(t)
+            .set({ accessTokenEnc, refreshTokenEnc, keyId: cipher.currentKid })
+            .where(
+              and(
+                eq(t.storeId, storeId),
+                eq(t.version, row.version),
+                eq(t.accessTokenEnc, row.accessTokenEnc),
+              ),
+            ),
+        );
+        if (adapter.affected(result) === 1) return true;
+      }
+      return false;
+    },
+
+    async delete(storeId) {
+      const result = await adapter.run('deleting an installation', (db) =>
+        db.delete(t).where(eq(t.storeId, storeId)),
+      );
+      return adapter.affected(result) > 0;
+    },
+  };
+}
+
+export function createOAuthStateRepository(
+  adapter: DialectAdapter,
+  cipher: TokenCipher,
+): OAuthStateRepository {
+  const t = adapter.tables.oauthStates;
+  return {
+    async create(record) {
+      const stateHash = sha256(record.state);
+      const binding = stateBinding(stateHash);
+      const codeVerifierEnc = await cipher.encrypt(record.codeVerifier, binding);
+      const browserBindingEnc = await cipher.encrypt(record.browserBinding, binding);
+      await adapter.run('storing OAuth state', (db) =>
+        db.insert(t).values({
+          stateHash,
+          codeVerifierEnc,
+          browserBindingEnc,
+          storeId: record.storeId,
+          retried: record.retried,
+          returnTo: record.returnTo,
+          expiresAt: record.expiresAt,
+          createdAt: new Date(),
+        }),
+      );
+    },
+
+    async consume(state) {
+      const stateHash = sha256(state);
+      // DELETE … RETURNING: of two concurrent callbacks exactly one gets the row.
+      const rows = await adapter.run('consuming OAuth state', (db) =>
+        db.delete(t).where(eq(t.stateHash, stateHash)).returning(),
+      );
+      const row = rows[0];
+      if (!row || row.expiresAt.getTime() <= Date.now()) return null;
+      const binding = stateBinding(stateHash);
+      const record: OAuthStateRecord = {
+        state,
+        codeVerifier: await cipher.decrypt(row.codeVerifierEnc, binding),
+        storeId: row.storeId,
+        browserBinding: await cipher.decrypt(row.browserBindingEnc, binding),
+        retried: row.retried,
+        returnTo: row.returnTo,
+        expiresAt: row.expiresAt,
+      };
+      return record;
+    },
+
+    async deleteExpired(now) {
+      const result = await adapter.run('deleting expired OAuth state', (db) =>
+        db.delete(t).where(lte(t.expiresAt, now)),
+      );
+      return adapter.affected(result);
+    },
+
+    async reencryptAll() {
+      const rows = await adapter.run('listing OAuth state', (db) =>
+        db.select().from(t).orderBy(asc(t.stateHash)),
+      );
+      let changed = 0;
+      for (const row of rows) {
+        if (
+          !cipher.needsReencrypt(row.codeVerifierEnc) &&
+          !cipher.needsReencrypt(row.browserBindingEnc)
+        ) {
+          continue;
+        }
+        const binding = stateBinding(row.stateHash);
+        const codeVerifierEnc = await cipher.encrypt(
+          await cipher.decrypt(row.codeVerifierEnc, binding),
+          binding,
+        );
+        const browserBindingEnc = await cipher.encrypt(
+          await cipher.decrypt(row.browserBindingEnc, binding),
+          binding,
+        );
+        const result = await adapter.run('re-encrypting OAuth state', (db) =>
+          db
+            .update(t)
+            .set({ codeVerifierEnc, browserBindingEnc })
+            .where(and(eq(t.stateHash, row.stateHash), eq(t.codeVerifierEnc, row.codeVerifierEnc))),
+        );
+        changed += adapter.affected(result);
+      }
+      return { scanned: rows.length, changed };
+    },
+  };
+}
+
+export function createWebhookRepository(adapter: DialectAdapter): WebhookRepository {
+  const t = adapter.tables.webhookDeliveries;
+  return {
+    async runOnce(webhookId, topic, effects) {
+      return adapter.transaction(async (tx) => {
+        // On Postgres a concurrent insert of the same id waits on the row lock
+        // and, once the first commits, conflicts: exactly one runs the effects.
+        const inserted = await adapter.run('recording a webhook delivery', (db) =>
+          db
+            .insert(t)
+            .values({ webhookId, topic, receivedAt: new Date() })
+            .onConflictDoNothing({ target: t.webhookId })
+            .returning({ webhookId: t.webhookId }),
+        );
+        if (inserted.length === 0) return { duplicate: true } as const;
+        const result = await effects(tx);
+        return { duplicate: false, result } as const;
+      });
+    },
+
+    async pruneDeliveries(before) {
+      const result = await adapter.run('pruning webhook deliveries', (db) =>
+        db.delete(t).where(lt(t.receivedAt, before)),
+      );
+      return adapter.affected(result);
+    },
+  };
+}
+
+export interface ScopedTable {
+  readonly name: string;
+  readonly table: StoreScopedTable;
+  // biome-ignore lint/suspicious/noExplicitAny: a Drizzle column of either dialect.
+  readonly storeIdColumn: any;
+}
+
+const KIT_TABLES = new Set([
+  'store_app_installations',
+  'store_app_sessions',
+  'store_app_oauth_states',
+  'store_app_webhook_deliveries',
+  'store_app_purge_audit',
+]);
+
+/**
+ * Checks the app's store-scoped tables once at start: each must be a Drizzle
+ * table of the active dialect with a column whose SQL name is `store_id`.
+ */
+export function validateStoreScopedTables(
+  tables: readonly StoreScopedTable[],
+  dialect: Dialect,
+  setting = 'storeScopedTables',
+): ScopedTable[] {
+  const seen = new Set<string>();
+  return tables.map((table, i) => {
+    const expected = dialect === 'sqlite' ? SQLiteTable : PgTable;
+    if (!is(table, expected)) {
+      throw new ConfigError(
+        setting,
+        `entry #${i + 1} is not a Drizzle ${dialect === 'sqlite' ? 'sqliteTable' : 'pgTable'}; ` +
+          `DATABASE_URL selects ${dialect}, so declare the app's tables with that dialect`,
+      );
+    }
+    const name = getTableName(table);
+    if (KIT_TABLES.has(name)) {
+      throw new ConfigError(setting, `"${name}" is a kit table; list only the app's own tables`);
+    }
+    if (seen.has(name)) throw new ConfigError(setting, `"${name}" is listed twice`);
+    seen.add(name);
+    const column = Object.values(getTableColumns(table)).find(
+      (c) => (c as { name?: string }).name === 'store_id',
+    );
+    if (column === undefined) {
+      throw new ConfigError(
+        setting,
+        `table "${name}" has no column named store_id; add one (the purge deletes by it)`,
+      );
+    }
+    return { name, table, storeIdColumn: column };
+  });
+}
+
+export function createPurge(adapter: DialectAdapter) {
+  const t = adapter.tables;
+  return async function purge(
+    storeId: string,
+    options: PurgeOptions = { tables: [] },
+  ): Promise<PurgeResult> {
+    const scoped = validateStoreScopedTables(options.tables ?? [], adapter.dialect);
+    return adapter.transaction(async (tx) => {
+      if (options.ifInstalledBefore !== undefined) {
+        const before = options.ifInstalledBefore;
+        const rows = await adapter.run('reading an installation', (db) =>
+          db
+            .select({ installedAt: t.installations.installedAt })
+            .from(t.installations)
+            .where(eq(t.installations.storeId, storeId)),
+        );
+        const installedAt = rows[0]?.installedAt;
+        if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
+          return { purged: false, counts: {} };
+        }
+      }
+      const counts: Record<string, number> = {};
+      for (const { name, table, storeIdColumn } of scoped) {
+        const result = await adapter.run(`purging table ${name}`, (db) =>
+          db.delete(table).where(eq(storeIdColumn, storeId)),
+        );
+        counts[name] = adapter.affected(result);
+      }
+      if (options.onPurge) await options.onPurge(storeId, tx);
+      const kit = [
+        [t.installations, t.installations.storeId],
+        [t.sessions, t.sessions.storeId],
+        [t.oauthStates, t.oauthStates.storeId],
+      ] as const;
+      for (const [table, column] of kit) {
+        const name = getTableName(table);
+        const result = await adapter.run(`purging table ${name}`, (db) =>
+          db.delete(table).where(eq(column, storeId)),
+        );
+        counts[name] = adapter.affected(result);
+      }
+      await adapter.run('writing the purge audit row', (db) =>
+        db.insert(t.purgeAudit).values({ storeId, purgedAt: new Date(), counts }),
+      );
+      return { purged: true, counts };
+    });
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The kit's tables on Postgres. Column SQL names match ./sqlite.ts one for
+ * one, so the repositories run unchanged on both dialects.
+ */
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const installations = pgTable(
+  'store_app_installations',
+  {
+    storeId: text('store_id').primaryKey(),
+    /** Space-separated, as OAuth writes scopes. */
+    scopes: text('scopes').notNull(),
+    accessTokenEnc: text('access_token_enc').notNull(),
+    refreshTokenEnc: text('refresh_token_enc'),
+    keyId: text('key_id').notNull(),
+    accessExpiresAt: ts('access_expires_at').notNull(),
+    installedAt: ts('installed_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    version: integer('version').notNull().default(1),
+    needsReauth: boolean('needs_reauth').notNull().default(false),
+    refreshLeaseOwner: text('refresh_lease_owner'),
+    refreshLeaseUntil: ts('refresh_lease_until'),
+  },
+  (t) => [index('store_app_installations_access_expires_at_idx').on(t.accessExpiresAt)],
+);
+
+export const sessions = pgTable(
+  'store_app_sessions',
+  {
+    sid: text('sid').primaryKey(),
+    storeId: text('store_id'),
+    data: jsonb('data').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [
+    index('store_app_sessions_store_id_idx').on(t.storeId),
+    index('store_app_sessions_expires_at_idx').on(t.expiresAt),
+  ],
+);
+
+export const oauthStates = pgTable(
+  'store_app_oauth_states',
+  {
+    /** SHA-256 of the state (base64url): a database read does not yield a usable state. */
+    stateHash: text('state_hash').primaryKey(),
+    codeVerifierEnc: text('code_verifier_enc').notNull(),
+    storeId: text('store_id'),
+    browserBindingEnc: text('browser_binding_enc').notNull(),
+    retried: boolean('retried').notNull().default(false),
+    returnTo: text('return_to'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    index('store_app_oauth_states_store_id_idx').on(t.storeId),
+    index('store_app_oauth_states_expires_at_idx').on(t.expiresAt),
+  ],
+);
+
+export const webhookDeliveries = pgTable(
+  'store_app_webhook_deliveries',
+  {
+    webhookId: text('webhook_id').primaryKey(),
+    topic: text('topic').notNull(),
+    receivedAt: ts('received_at').notNull(),
+  },
+  (t) => [index('store_app_webhook_deliveries_received_at_idx').on(t.receivedAt)],
+);
+
+export const purgeAudit = pgTable(
+  'store_app_purge_audit',
+  {
+    id: serial('id').primaryKey(),
+    storeId: text('store_id').notNull(),
+    purgedAt: ts('purged_at').notNull(),
+    counts: jsonb('counts').notNull(),
+  },
+  (t) => [index('store_app_purge_audit_store_id_idx').on(t.storeId)],
+);

@@ -1,0 +1,82 @@
+/**
+ * The kit's tables on SQLite. Column SQL names match ./postgres.ts one for
+ * one, so the repositories run unchanged on both dialects. Timestamps are
+ * epoch milliseconds; booleans are 0/1.
+ */
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+const ms = (name: string) => integer(name, { mode: 'timestamp_ms' });
+
+export const installations = sqliteTable(
+  'store_app_installations',
+  {
+    storeId: text('store_id').primaryKey(),
+    /** Space-separated, as OAuth writes scopes. */
+    scopes: text('scopes').notNull(),
+    accessTokenEnc: text('access_token_enc').notNull(),
+    refreshTokenEnc: text('refresh_token_enc'),
+    keyId: text('key_id').notNull(),
+    accessExpiresAt: ms('access_expires_at').notNull(),
+    installedAt: ms('installed_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+    version: integer('version').notNull().default(1),
+    needsReauth: integer('needs_reauth', { mode: 'boolean' }).notNull().default(false),
+    refreshLeaseOwner: text('refresh_lease_owner'),
+    refreshLeaseUntil: ms('refresh_lease_until'),
+  },
+  (t) => [index('store_app_installations_access_expires_at_idx').on(t.accessExpiresAt)],
+);
+
+export const sessions = sqliteTable(
+  'store_app_sessions',
+  {
+    sid: text('sid').primaryKey(),
+    storeId: text('store_id'),
+    data: text('data', { mode: 'json' }).notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [
+    index('store_app_sessions_store_id_idx').on(t.storeId),
+    index('store_app_sessions_expires_at_idx').on(t.expiresAt),
+  ],
+);
+
+export const oauthStates = sqliteTable(
+  'store_app_oauth_states',
+  {
+    /** SHA-256 of the state (base64url): a database read does not yield a usable state. */
+    stateHash: text('state_hash').primaryKey(),
+    codeVerifierEnc: text('code_verifier_enc').notNull(),
+    storeId: text('store_id'),
+    browserBindingEnc: text('browser_binding_enc').notNull(),
+    retried: integer('retried', { mode: 'boolean' }).notNull().default(false),
+    returnTo: text('return_to'),
+    expiresAt: ms('expires_at').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [
+    index('store_app_oauth_states_store_id_idx').on(t.storeId),
+    index('store_app_oauth_states_expires_at_idx').on(t.expiresAt),
+  ],
+);
+
+export const webhookDeliveries = sqliteTable(
+  'store_app_webhook_deliveries',
+  {
+    webhookId: text('webhook_id').primaryKey(),
+    topic: text('topic').notNull(),
+    receivedAt: ms('received_at').notNull(),
+  },
+  (t) => [index('store_app_webhook_deliveries_received_at_idx').on(t.receivedAt)],
+);
+
+export const purgeAudit = sqliteTable(
+  'store_app_purge_audit',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    storeId: text('store_id').notNull(),
+    purgedAt: ms('purged_at').notNull(),
+    counts: text('counts', { mode: 'json' }).notNull(),
+  },
+  (t) => [index('store_app_purge_audit_store_id_idx').on(t.storeId)],
+);

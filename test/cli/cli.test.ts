@@ -1,0 +1,181 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { decodeProtectedHeader } from 'jose';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/run.js';
+import { generateKey, parseEncryptionKeys } from '../../src/crypto/index.js';
+import { createStorage } from '../../src/storage/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sak-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(argv: string[], env: Record<string, string | undefined> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, {
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+    env,
+  });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+describe('store-app CLI', () => {
+  it('the bin entry sets the process exit code and prints no stack', () => {
+    const bin = (args: string[], env: Record<string, string> = {}) =>
+      spawnSync(resolve('node_modules/.bin/tsx'), [resolve('src/cli/index.ts'), ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, ...env },
+      });
+    expect(bin(['nope']).status).toBe(2);
+    const failed = bin(['rotate-keys'], {
+      STORE_APP_ENCRYPTION_KEYS: 'short',
+      DATABASE_URL: ':memory:',
+    });
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toContain('npx store-app keygen');
+    expect(failed.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('keygen prints one valid key', async () => {
+    const { code, stdout } = await cli(['keygen']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(parseEncryptionKeys(stdout)[0]?.bytes).toHaveLength(32);
+  });
+
+  it('--help prints usage with exit 0; usage mistakes exit 2', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('rotate-keys');
+    expect((await cli([])).code).toBe(2);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    expect((await cli(['keygen', '--bogus'])).code).toBe(2);
+    expect((await cli(['keygen', 'extra'])).code).toBe(2);
+  });
+
+  it('migrate creates the tables at --database-url (and the env value)', async () => {
+    const file = join(dir, 'm', 'app.db');
+    const result = await cli(['migrate', '--database-url', `file:${file}`]);
+    expect(result.code).toBe(0);
+    const db = new Database(file);
+    const tables = db
+      .prepare("select name from sqlite_master where type = 'table' and name like 'store_app_%'")
+      .all()
+      .map((r) => (r as { name: string }).name)
+      .sort();
+    db.close();
+    expect(tables).toEqual([
+      'store_app_installations',
+      'store_app_oauth_states',
+      'store_app_purge_audit',
+      'store_app_sessions',
+      'store_app_webhook_deliveries',
+    ]);
+    expect((await cli(['migrate'], { DATABASE_URL: file })).code).toBe(0);
+  });
+
+  it('failures exit 1 with the message and no stack', async () => {
+    const r = await cli(['migrate'], { DATABASE_URL: 'mysql://x@y/z' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('DATABASE_URL');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    const noKeys = await cli(['rotate-keys', '--database-url', join(dir, 'k.db')], {});
+    expect(noKeys.code).toBe(1);
+    expect(noKeys.stderr).toContain('STORE_APP_ENCRYPTION_KEYS');
+  });
+
+  it('rotate-keys re-encrypts every row to the newest key; a second run changes nothing', async () => {
+    const file = join(dir, 'rotate', 'app.db');
+    const oldKey = generateKey();
+    const newKey = generateKey();
+    const before = await createStorage({ databaseUrl: file, encryptionKeys: [oldKey] });
+    const written = new Map<string, string>();
+    for (let i = 0; i < 4; i++) {
+      const token = `at_${i}_${generateKey()}`;
+      written.set(`store-${i}`, token);
+      await before.installations.upsert(`store-${i}`, {
+        scopes: ['read_products'],
+        accessToken: token,
+        refreshToken: i === 0 ? null : `rt_${i}`,
+        accessTokenExpiresAt: new Date(Date.now() + 60_000),
+      });
+    }
+    await before.oauthStates.create({
+      state: 'pending-state',
+      codeVerifier: 'v'.repeat(43),
+      storeId: null,
+      browserBinding: 'binding',
+      retried: false,
+      returnTo: null,
+      expiresAt: new Date(Date.now() + 600_000),
+    });
+    await before.close();
+
+    const env = { STORE_APP_ENCRYPTION_KEYS: `${newKey},${oldKey}` };
+    const first = await cli(['rotate-keys', '--database-url', file], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('4 scanned, 4 re-encrypted');
+    expect(first.stdout).toContain('1 scanned, 1 re-encrypted');
+
+    const newKid = parseEncryptionKeys(newKey)[0]!.kid;
+    const db = new Database(file, { readonly: true });
+    const rows = db
+      .prepare('select key_id, access_token_enc, refresh_token_enc from store_app_installations')
+      .all() as { key_id: string; access_token_enc: string; refresh_token_enc: string | null }[];
+    const states = db
+      .prepare('select code_verifier_enc, browser_binding_enc from store_app_oauth_states')
+      .all() as {
+      code_verifier_enc: string;
+      browser_binding_enc: string;
+    }[];
+    db.close();
+    expect(rows).toHaveLength(4);
+    for (const row of rows) {
+      expect(row.key_id).toBe(newKid);
+      expect(decodeProtectedHeader(row.access_token_enc).kid).toBe(newKid);
+      if (row.refresh_token_enc)
+        expect(decodeProtectedHeader(row.refresh_token_enc).kid).toBe(newKid);
+    }
+    for (const s of states) {
+      expect(decodeProtectedHeader(s.code_verifier_enc).kid).toBe(newKid);
+      expect(decodeProtectedHeader(s.browser_binding_enc).kid).toBe(newKid);
+    }
+
+    const second = await cli(['rotate-keys', '--database-url', file], env);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('4 scanned, 0 re-encrypted');
+    expect(second.stdout).toContain('1 scanned, 0 re-encrypted');
+
+    // The old key can now be dropped.
+    const after = await createStorage({ databaseUrl: file, encryptionKeys: [newKey] });
+    try {
+      for (const [storeId, token] of written) {
+        expect((await after.installations.get(storeId))?.accessToken).toBe(token);
+      }
+      expect((await after.oauthStates.consume('pending-state'))?.browserBinding).toBe('binding');
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('rotate-keys without the old key fails with exit 1 naming the setting, changing nothing', async () => {
+    const file = join(dir, 'lost', 'app.db');
+    const s = await createStorage({ databaseUrl: file, encryptionKeys: [generateKey()] });
+    await s.installations.upsert('store-x', {
+      scopes: [],
+      accessToken: 'at_x',
+      refreshToken: null,
+      accessTokenExpiresAt: new Date(Date.now() + 60_000),
+    });
+    await s.close();
+    const r = await cli(['rotate-keys', '--database-url', file], {
+      STORE_APP_ENCRYPTION_KEYS: generateKey(),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('STORE_APP_ENCRYPTION_KEYS');
+  });
+});

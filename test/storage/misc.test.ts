@@ -1,0 +1,95 @@
+import { describe, expect, it, vi } from 'vitest';
+import { generateKey } from '../../src/crypto/index.js';
+import { createStorage } from '../../src/storage/index.js';
+import { createTempDatabase } from '../helpers/postgres.js';
+
+const keys = [generateKey()];
+const call = <T>(fn: (cb: (err?: unknown, v?: T) => void) => void) =>
+  new Promise<T | undefined>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
+
+describe('storage odds and ends', () => {
+  it(':memory: works and migrate() is idempotent', async () => {
+    const storage = await createStorage({ databaseUrl: ':memory:', encryptionKeys: keys });
+    try {
+      await storage.migrate();
+      await storage.installations.upsert('s', {
+        scopes: ['a'],
+        accessToken: 'at',
+        refreshToken: null,
+        accessTokenExpiresAt: new Date(Date.now() + 1000),
+      });
+      expect((await storage.installations.get('s'))?.accessToken).toBe('at');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('session store length counts live sessions and clear empties the table', async () => {
+    const storage = await createStorage({ databaseUrl: ':memory:', encryptionKeys: keys });
+    try {
+      const store = storage.sessionStore({ pruneIntervalMs: 0, defaultTtlMs: 60_000 });
+      await call((cb) => store.set('a', { cookie: {} } as never, cb));
+      await call((cb) => store.set('b', { cookie: {} } as never, cb));
+      await call((cb) =>
+        store.set('c', { cookie: { expires: new Date(Date.now() - 1) } } as never, cb),
+      );
+      expect(await call<number>((cb) => store.length!(cb))).toBe(2);
+      await call((cb) => store.clear!(cb));
+      expect(await call<number>((cb) => store.length!(cb))).toBe(0);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('several instances starting together on a fresh Postgres migrate once, without errors', async () => {
+    const database = await createTempDatabase('sak_migrate');
+    try {
+      const opened = await Promise.all(
+        [1, 2, 3].map(() =>
+          createStorage({ databaseUrl: database.url, encryptionKeys: keys, pool: { max: 2 } }),
+        ),
+      );
+      await opened[0]!.installations.upsert('s', {
+        scopes: [],
+        accessToken: 'at',
+        refreshToken: null,
+        accessTokenExpiresAt: new Date(Date.now() + 1000),
+      });
+      expect((await opened[2]!.installations.get('s'))?.accessToken).toBe('at');
+      const applied = await opened[1]!.db.execute(
+        'select count(*) as n from __store_app_migrations',
+      );
+      expect(Number(applied.rows[0].n)).toBe(1);
+      await Promise.all(opened.map((s) => s.close()));
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('the session prune timer runs on its interval, does not hold the process, and stops on close', async () => {
+    const storage = await createStorage({ databaseUrl: ':memory:', encryptionKeys: keys });
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const store = storage.sessionStore({ pruneIntervalMs: 1000 });
+      const prune = vi.spyOn(store as unknown as { prune(): Promise<number> }, 'prune');
+      vi.advanceTimersByTime(2500);
+      expect(prune).toHaveBeenCalledTimes(2);
+      // A failing prune with no 'error' listener must not crash the process.
+      prune.mockRejectedValueOnce(new Error('database down'));
+      vi.advanceTimersByTime(1000);
+      await new Promise((r) => setImmediate(r));
+      expect(prune).toHaveBeenCalledTimes(3);
+      await storage.close();
+      vi.advanceTimersByTime(5000);
+      expect(prune).toHaveBeenCalledTimes(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('refuses a bad pool size at start', async () => {
+    await expect(
+      createStorage({ databaseUrl: ':memory:', encryptionKeys: keys, pool: { max: 0 } }),
+    ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+});

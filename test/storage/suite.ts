@@ -1,0 +1,661 @@
+/**
+ * The one storage suite, run on a SQLite file and on Postgres. `open` gives a
+ * fresh migrated Storage on the same database each call (several instances
+ * stand in for several processes).
+ */
+
+import { eq, sql } from 'drizzle-orm';
+import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import express from 'express';
+import session from 'express-session';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/crypto/index.js';
+import { StoreAppError } from '../../src/errors/index.js';
+import type { Storage, TokenSet } from '../../src/storage/index.js';
+import { purgeAudit as pgAudit } from '../../src/storage/schema/postgres.js';
+import { purgeAudit as sqliteAudit } from '../../src/storage/schema/sqlite.js';
+
+export interface SuiteContext {
+  dialect: 'sqlite' | 'postgres';
+  /** Opens a storage on the suite's database (migrated). */
+  open(keys?: readonly string[]): Promise<Storage>;
+}
+
+const sqliteNotes = sqliteTable('app_notes', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  shop: text('store_id').notNull(),
+  body: text('body').notNull(),
+});
+const sqliteTags = sqliteTable('app_tags', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  storeId: text('store_id').notNull(),
+  tag: text('tag').notNull(),
+});
+const pgNotes = pgTable('app_notes', {
+  id: pgInteger('id').primaryKey().generatedAlwaysAsIdentity(),
+  shop: pgText('store_id').notNull(),
+  body: pgText('body').notNull(),
+});
+const pgTags = pgTable('app_tags', {
+  id: pgInteger('id').primaryKey().generatedAlwaysAsIdentity(),
+  storeId: pgText('store_id').notNull(),
+  tag: pgText('tag').notNull(),
+});
+
+let counter = 0;
+const uniqueStore = (label: string) => `${label}-${Date.now().toString(36)}-${++counter}`;
+
+function tokens(suffix: string, expiresInMs = 3_600_000): TokenSet {
+  return {
+    scopes: ['read_products', 'write_orders'],
+    accessToken: `at_${suffix}_${generateKey()}`,
+    refreshToken: `rt_${suffix}_${generateKey()}`,
+    accessTokenExpiresAt: new Date(Date.now() + expiresInMs),
+  };
+}
+
+export function defineStorageSuite(ctx: SuiteContext) {
+  let storage: Storage;
+  // biome-ignore lint/suspicious/noExplicitAny: the app tables of the active dialect.
+  let notes: any;
+  // biome-ignore lint/suspicious/noExplicitAny: the app tables of the active dialect.
+  let tags: any;
+
+  beforeAll(async () => {
+    storage = await ctx.open();
+    notes = ctx.dialect === 'sqlite' ? sqliteNotes : pgNotes;
+    tags = ctx.dialect === 'sqlite' ? sqliteTags : pgTags;
+    const ddl =
+      ctx.dialect === 'sqlite'
+        ? [
+            'CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)',
+            'CREATE TABLE IF NOT EXISTS app_tags (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, tag TEXT NOT NULL)',
+          ]
+        : [
+            'CREATE TABLE IF NOT EXISTS app_notes (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, body text NOT NULL)',
+            'CREATE TABLE IF NOT EXISTS app_tags (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, tag text NOT NULL)',
+          ];
+    for (const stmt of ddl) {
+      if (ctx.dialect === 'sqlite') storage.db.run(sql.raw(stmt));
+      else await storage.db.execute(sql.raw(stmt));
+    }
+  });
+  afterAll(async () => {
+    await storage?.close();
+  });
+
+  describe('installations', () => {
+    it('stores, reads and lists an installation with decrypted tokens', async () => {
+      const storeId = uniqueStore('crud');
+      const set = tokens('crud');
+      const created = await storage.installations.upsert(storeId, set);
+      expect(created).toMatchObject({
+        storeId,
+        scopes: set.scopes,
+        accessToken: set.accessToken,
+        refreshToken: set.refreshToken,
+        version: 1,
+        needsReauth: false,
+      });
+      expect(created.accessTokenExpiresAt.getTime()).toBe(set.accessTokenExpiresAt.getTime());
+      const read = await storage.installations.get(storeId);
+      expect(read).toEqual(created);
+      expect(await storage.installations.get(uniqueStore('missing'))).toBeNull();
+      expect(await storage.installations.listStoreIds()).toContain(storeId);
+      expect((await storage.installations.list()).map((i) => i.storeId)).toContain(storeId);
+    });
+
+    it('keeps a null refresh token null', async () => {
+      const storeId = uniqueStore('norefresh');
+      await storage.installations.upsert(storeId, { ...tokens('n'), refreshToken: null });
+      expect((await storage.installations.get(storeId))?.refreshToken).toBeNull();
+    });
+
+    it('reinstall replaces tokens and scopes in place, bumps version, clears reauth and lease', async () => {
+      const storeId = uniqueStore('reinstall');
+      const first = await storage.installations.upsert(storeId, tokens('one'));
+      await storage.installations.markNeedsReauth(storeId);
+      expect(await storage.installations.acquireRefreshLease(storeId, 1, 'a', 60_000)).toBe(true);
+      const next = { ...tokens('two'), scopes: ['read_products'] };
+      const second = await storage.installations.upsert(storeId, next);
+      expect(second.version).toBe(first.version + 1);
+      expect(second.accessToken).toBe(next.accessToken);
+      expect(second.scopes).toEqual(['read_products']);
+      expect(second.needsReauth).toBe(false);
+      expect(second.installedAt.getTime()).toBeGreaterThanOrEqual(first.installedAt.getTime());
+      // The lease was cleared: another owner can take it at the new version.
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, second.version, 'b', 60_000),
+      ).toBe(true);
+      expect(
+        (await storage.installations.list()).filter((i) => i.storeId === storeId),
+      ).toHaveLength(1);
+    });
+
+    it('delete removes only that installation', async () => {
+      const a = uniqueStore('del-a');
+      const b = uniqueStore('del-b');
+      await storage.installations.upsert(a, tokens('a'));
+      await storage.installations.upsert(b, tokens('b'));
+      expect(await storage.installations.delete(a)).toBe(true);
+      expect(await storage.installations.delete(a)).toBe(false);
+      expect(await storage.installations.get(a)).toBeNull();
+      expect(await storage.installations.get(b)).not.toBeNull();
+    });
+
+    it('refuses tokens without a valid expiry', async () => {
+      const bad = { ...tokens('x'), accessTokenExpiresAt: new Date(Number.NaN) };
+      await expect(storage.installations.upsert(uniqueStore('bad'), bad)).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+      });
+    });
+  });
+
+  describe('refresh lease (compare-and-swap)', () => {
+    it('two owners race across instances: exactly one wins', async () => {
+      const storeId = uniqueStore('race');
+      const inst = await storage.installations.upsert(storeId, tokens('r'));
+      const other = await ctx.open();
+      try {
+        const results = await Promise.all([
+          storage.installations.acquireRefreshLease(storeId, inst.version, 'owner-a', 60_000),
+          other.installations.acquireRefreshLease(storeId, inst.version, 'owner-b', 60_000),
+          storage.installations.acquireRefreshLease(storeId, inst.version, 'owner-c', 60_000),
+        ]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('a moved version refuses the lease', async () => {
+      const storeId = uniqueStore('moved');
+      const inst = await storage.installations.upsert(storeId, tokens('m'));
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version + 1, 'a', 60_000),
+      ).toBe(false);
+      expect(await storage.installations.acquireRefreshLease(uniqueStore('none'), 1, 'a', 1)).toBe(
+        false,
+      );
+    });
+
+    it('an expired lease can be taken by another owner', async () => {
+      const storeId = uniqueStore('expired-lease');
+      const inst = await storage.installations.upsert(storeId, tokens('e'));
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', -1000),
+      ).toBe(true);
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
+      ).toBe(true);
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', 60_000),
+      ).toBe(false);
+    });
+
+    it('completeRefresh commits for the holder and bumps version; a lost lease gets null', async () => {
+      const storeId = uniqueStore('complete');
+      const inst = await storage.installations.upsert(storeId, tokens('c'));
+      await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', -1000);
+      await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000);
+      expect(await storage.installations.completeRefresh(storeId, 'a', tokens('lost'))).toBeNull();
+      const fresh = tokens('won');
+      const done = await storage.installations.completeRefresh(storeId, 'b', fresh);
+      expect(done).toMatchObject({ accessToken: fresh.accessToken, version: inst.version + 1 });
+      // The lease is cleared and the old version no longer matches.
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'c', 1000),
+      ).toBe(false);
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, done!.version, 'c', 1000),
+      ).toBe(true);
+    });
+
+    it('releaseRefreshLease frees the lease for another owner without changing tokens', async () => {
+      const storeId = uniqueStore('release');
+      const inst = await storage.installations.upsert(storeId, tokens('l'));
+      await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', 60_000);
+      await storage.installations.releaseRefreshLease(storeId, 'b'); // not the holder: no effect
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
+      ).toBe(false);
+      await storage.installations.releaseRefreshLease(storeId, 'a');
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
+      ).toBe(true);
+      expect((await storage.installations.get(storeId))?.accessToken).toBe(inst.accessToken);
+    });
+
+    it('markNeedsReauth flags the row, keeps it, and clears the lease', async () => {
+      const storeId = uniqueStore('reauth');
+      const inst = await storage.installations.upsert(storeId, tokens('ra'));
+      await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', 60_000);
+      await storage.installations.markNeedsReauth(storeId);
+      const row = await storage.installations.get(storeId);
+      expect(row).toMatchObject({ needsReauth: true, accessToken: inst.accessToken });
+      expect(
+        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
+      ).toBe(true);
+    });
+
+    it('listExpiringBefore returns soonest first, skips flagged rows, honours limit', async () => {
+      const base = Date.now() + 10 * 365 * 86_400_000; // far future: unaffected by other tests
+      const ids = [uniqueStore('exp1'), uniqueStore('exp2'), uniqueStore('exp3')];
+      await storage.installations.upsert(ids[0]!, {
+        ...tokens('1'),
+        accessTokenExpiresAt: new Date(base + 3000),
+      });
+      await storage.installations.upsert(ids[1]!, {
+        ...tokens('2'),
+        accessTokenExpiresAt: new Date(base + 1000),
+      });
+      await storage.installations.upsert(ids[2]!, {
+        ...tokens('3'),
+        accessTokenExpiresAt: new Date(base + 2000),
+      });
+      await storage.installations.markNeedsReauth(ids[2]!);
+      const all = await storage.installations.listExpiringBefore(new Date(base + 5000), 1000);
+      const ours = all.filter((id) => ids.includes(id));
+      expect(ours).toEqual([ids[1], ids[0]]);
+      const before = await storage.installations.listExpiringBefore(new Date(base + 1500), 1000);
+      expect(before).toContain(ids[1]);
+      expect(before).not.toContain(ids[0]);
+      expect(await storage.installations.listExpiringBefore(new Date(base + 5000), 1)).toHaveLength(
+        1,
+      );
+    });
+  });
+
+  describe('oauth states', () => {
+    const record = (state: string, expiresInMs = 600_000) => ({
+      state,
+      codeVerifier: `verifier_${generateKey()}${generateKey()}`.slice(0, 64),
+      storeId: 'store-x',
+      browserBinding: generateKey(),
+      retried: false,
+      returnTo: '/settings',
+      expiresAt: new Date(Date.now() + expiresInMs),
+    });
+
+    it('consume returns the record once', async () => {
+      const r = record(generateKey());
+      await storage.oauthStates.create(r);
+      const got = await storage.oauthStates.consume(r.state);
+      expect(got).toEqual(r);
+      expect(await storage.oauthStates.consume(r.state)).toBeNull();
+      expect(await storage.oauthStates.consume(generateKey())).toBeNull();
+    });
+
+    it('concurrent consumes of one state: exactly one gets it', async () => {
+      const r = record(generateKey());
+      await storage.oauthStates.create(r);
+      const got = await Promise.all(
+        Array.from({ length: 10 }, () => storage.oauthStates.consume(r.state)),
+      );
+      expect(got.filter((g) => g !== null)).toHaveLength(1);
+    });
+
+    it('an expired state is null and deleteExpired removes it', async () => {
+      const expired = record(generateKey(), -1000);
+      await storage.oauthStates.create(expired);
+      expect(await storage.oauthStates.consume(expired.state)).toBeNull();
+      const again = record(generateKey(), -1000);
+      await storage.oauthStates.create(again);
+      expect(await storage.oauthStates.deleteExpired(new Date())).toBeGreaterThanOrEqual(1);
+      expect(await storage.oauthStates.consume(again.state)).toBeNull();
+    });
+  });
+
+  describe('webhook dedupe', () => {
+    it('runs effects once and reports the duplicate', async () => {
+      const id = `msg_${generateKey()}`;
+      let runs = 0;
+      const first = await storage.webhooks.runOnce(id, 'app.uninstalled', async () => ++runs);
+      expect(first).toEqual({ duplicate: false, result: 1 });
+      expect(await storage.webhooks.runOnce(id, 'app.uninstalled', async () => ++runs)).toEqual({
+        duplicate: true,
+      });
+      expect(runs).toBe(1);
+    });
+
+    it('100 parallel deliveries of one id (over two instances) run effects once', async () => {
+      const id = `msg_${generateKey()}`;
+      const other = await ctx.open();
+      let runs = 0;
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            (i % 2 ? other : storage).webhooks.runOnce(id, 'orders.create', async () => {
+              runs++;
+              await new Promise((r) => setTimeout(r, 5));
+              return 'done';
+            }),
+          ),
+        );
+        expect(runs).toBe(1);
+        expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('effects that throw roll back the id and their writes, so a retry runs', async () => {
+      const id = `msg_${generateKey()}`;
+      const storeId = uniqueStore('wh');
+      await expect(
+        storage.webhooks.runOnce(id, 't', async (tx) => {
+          await tx.insert(notes).values({ shop: storeId, body: 'half' });
+          throw new Error('handler failed');
+        }),
+      ).rejects.toThrow('handler failed');
+      expect(await countRows('app_notes', storeId)).toBe(0);
+      const retry = await storage.webhooks.runOnce(id, 't', async () => 'ok');
+      expect(retry).toEqual({ duplicate: false, result: 'ok' });
+    });
+
+    it('pruneDeliveries forgets old ids', async () => {
+      const id = `msg_${generateKey()}`;
+      await storage.webhooks.runOnce(id, 't', async () => 1);
+      expect(
+        await storage.webhooks.pruneDeliveries(new Date(Date.now() + 1000)),
+      ).toBeGreaterThanOrEqual(1);
+      expect(await storage.webhooks.runOnce(id, 't', async () => 2)).toEqual({
+        duplicate: false,
+        result: 2,
+      });
+    });
+  });
+
+  async function countRows(table: string, storeId: string): Promise<number> {
+    const stmt = sql`select count(*) as n from ${sql.identifier(table)} where store_id = ${storeId}`;
+    const rows =
+      ctx.dialect === 'sqlite' ? storage.db.all(stmt) : (await storage.db.execute(stmt)).rows;
+    return Number(rows[0].n);
+  }
+
+  describe('purge', () => {
+    async function seed(storeId: string) {
+      await storage.installations.upsert(storeId, tokens(storeId));
+      await storage.db.insert(notes).values([
+        { shop: storeId, body: 'n1' },
+        { shop: storeId, body: 'n2' },
+      ]);
+      await storage.db.insert(tags).values({ storeId, tag: 't1' });
+      await storage.oauthStates.create({
+        state: generateKey(),
+        codeVerifier: generateKey(),
+        storeId,
+        browserBinding: generateKey(),
+        retried: false,
+        returnTo: null,
+        expiresAt: new Date(Date.now() + 60_000),
+      });
+      await new Promise<void>((resolve, reject) =>
+        storage
+          .sessionStore({ pruneIntervalMs: 0 })
+          .set(`sid-${storeId}`, { cookie: { originalMaxAge: 60_000 }, storeId } as never, (err) =>
+            err ? reject(err) : resolve(),
+          ),
+      );
+    }
+
+    async function countFor(storeId: string) {
+      const q = (table: string) => countRows(table, storeId);
+      return {
+        notes: await q('app_notes'),
+        tags: await q('app_tags'),
+        installations: await q('store_app_installations'),
+        sessions: await q('store_app_sessions'),
+        states: await q('store_app_oauth_states'),
+      };
+    }
+
+    it('deletes everything of one store, keeps the other, audits counts, is idempotent', async () => {
+      const gone = uniqueStore('purge-gone');
+      const kept = uniqueStore('purge-kept');
+      await seed(gone);
+      await seed(kept);
+      const result = await storage.purge(gone, { tables: [notes, tags] });
+      expect(result.purged).toBe(true);
+      expect(result.counts).toEqual({
+        app_notes: 2,
+        app_tags: 1,
+        store_app_installations: 1,
+        store_app_sessions: 1,
+        store_app_oauth_states: 1,
+      });
+      expect(await countFor(gone)).toEqual({
+        notes: 0,
+        tags: 0,
+        installations: 0,
+        sessions: 0,
+        states: 0,
+      });
+      expect(await countFor(kept)).toEqual({
+        notes: 2,
+        tags: 1,
+        installations: 1,
+        sessions: 1,
+        states: 1,
+      });
+      const again = await storage.purge(gone, { tables: [notes, tags] });
+      expect(again.purged).toBe(true);
+      expect(Object.values(again.counts).every((n) => n === 0)).toBe(true);
+
+      const audit = await storage.db
+        .select()
+        .from(auditTable(ctx.dialect))
+        .where(sql`store_id = ${gone}`);
+      expect(audit.length).toBe(2);
+      const first = audit.find((a: { counts: Record<string, number> }) => a.counts.app_notes === 2);
+      expect(first).toBeDefined();
+      expect(Object.keys(first)).toEqual(['id', 'storeId', 'purgedAt', 'counts']);
+    });
+
+    it('onPurge runs inside the transaction', async () => {
+      const storeId = uniqueStore('purge-hook');
+      await seed(storeId);
+      let seen: string | undefined;
+      await storage.purge(storeId, {
+        tables: [notes],
+        onPurge: async (id, tx) => {
+          seen = id;
+          await tx.delete(tags).where(eq(tags.storeId, id));
+        },
+      });
+      expect(seen).toBe(storeId);
+      expect(await countFor(storeId)).toMatchObject({ tags: 0, notes: 0 });
+    });
+
+    it('rolls back everything when onPurge throws', async () => {
+      const storeId = uniqueStore('purge-rollback');
+      await seed(storeId);
+      await expect(
+        storage.purge(storeId, {
+          tables: [notes, tags],
+          onPurge: () => {
+            throw new Error('external system down');
+          },
+        }),
+      ).rejects.toThrow('external system down');
+      expect(await countFor(storeId)).toEqual({
+        notes: 2,
+        tags: 1,
+        installations: 1,
+        sessions: 1,
+        states: 1,
+      });
+      // The retry completes the purge.
+      expect((await storage.purge(storeId, { tables: [notes, tags] })).purged).toBe(true);
+      expect(await countFor(storeId)).toEqual({
+        notes: 0,
+        tags: 0,
+        installations: 0,
+        sessions: 0,
+        states: 0,
+      });
+    });
+
+    it('skips when a reinstall happened after the uninstall (ifInstalledBefore)', async () => {
+      const storeId = uniqueStore('purge-late');
+      const uninstalledAt = new Date(Date.now() - 60_000);
+      await seed(storeId);
+      const skipped = await storage.purge(storeId, {
+        tables: [notes, tags],
+        ifInstalledBefore: uninstalledAt,
+      });
+      expect(skipped).toEqual({ purged: false, counts: {} });
+      expect((await countFor(storeId)).installations).toBe(1);
+      const done = await storage.purge(storeId, {
+        tables: [notes, tags],
+        ifInstalledBefore: new Date(Date.now() + 1000),
+      });
+      expect(done.purged).toBe(true);
+    });
+
+    it('refuses a table without a store_id column and a table of the other dialect', async () => {
+      const bad =
+        ctx.dialect === 'sqlite'
+          ? sqliteTable('app_bad', { id: integer('id').primaryKey(), owner: text('owner') })
+          : pgTable('app_bad', { id: pgInteger('id').primaryKey(), owner: pgText('owner') });
+      await expect(storage.purge('x', { tables: [bad] })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+      });
+      const wrong = ctx.dialect === 'sqlite' ? pgNotes : sqliteNotes;
+      await expect(storage.purge('x', { tables: [wrong] })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+      });
+    });
+  });
+
+  describe('transaction', () => {
+    it('commits together and rolls back together', async () => {
+      const storeId = uniqueStore('tx');
+      await storage.transaction(async (tx) => {
+        await tx.insert(notes).values({ shop: storeId, body: 'a' });
+        await storage.installations.upsert(storeId, tokens('tx'));
+      });
+      expect(await storage.installations.get(storeId)).not.toBeNull();
+      const other = uniqueStore('tx-rb');
+      await expect(
+        storage.transaction(async (tx) => {
+          await tx.insert(notes).values({ shop: other, body: 'a' });
+          await storage.installations.upsert(other, tokens('rb'));
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      expect(await storage.installations.get(other)).toBeNull();
+    });
+
+    it('a nested transaction is a savepoint: its failure undoes only its own writes', async () => {
+      const outer = uniqueStore('tx-outer');
+      const inner = uniqueStore('tx-inner');
+      await storage.transaction(async () => {
+        await storage.installations.upsert(outer, tokens('o'));
+        await storage
+          .transaction(async () => {
+            await storage.installations.upsert(inner, tokens('i'));
+            throw new Error('inner fails');
+          })
+          .catch(() => undefined);
+      });
+      expect(await storage.installations.get(outer)).not.toBeNull();
+      expect(await storage.installations.get(inner)).toBeNull();
+    });
+
+    it('unrelated operations wait for an open transaction instead of landing inside it', async () => {
+      const inside = uniqueStore('tx-in');
+      const outside = uniqueStore('tx-out');
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const tx = storage
+        .transaction(async () => {
+          await storage.installations.upsert(inside, tokens('in'));
+          await gate;
+          throw new Error('rollback');
+        })
+        .catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 20));
+      const write = storage.installations.upsert(outside, tokens('out'));
+      await new Promise((r) => setTimeout(r, 20));
+      release();
+      await tx;
+      await write;
+      expect(await storage.installations.get(inside)).toBeNull();
+      expect(await storage.installations.get(outside)).not.toBeNull();
+    });
+  });
+
+  describe('session store', () => {
+    const call = <T>(fn: (cb: (err?: unknown, v?: T) => void) => void) =>
+      new Promise<T | undefined>((resolve, reject) =>
+        fn((err, v) => (err ? reject(err) : resolve(v))),
+      );
+
+    it('get/set/touch/destroy with store_id, and expiry', async () => {
+      const store = storage.sessionStore({ pruneIntervalMs: 0 });
+      const sid = `s_${generateKey()}`;
+      const sess = {
+        cookie: { originalMaxAge: 60_000, expires: new Date(Date.now() + 60_000) },
+        storeId: 'st-1',
+      };
+      await call((cb) => store.set(sid, sess as never, cb));
+      expect(await call((cb) => store.get(sid, cb))).toMatchObject({ storeId: 'st-1' });
+      await call((cb) => store.touch!(sid, sess as never, cb));
+      await call((cb) => store.destroy(sid, cb));
+      expect(await call((cb) => store.get(sid, cb))).toBeNull();
+
+      const old = `s_${generateKey()}`;
+      await call((cb) =>
+        store.set(
+          old,
+          { cookie: { originalMaxAge: 1, expires: new Date(Date.now() - 1000) } } as never,
+          cb,
+        ),
+      );
+      expect(await call((cb) => store.get(old, cb))).toBeNull();
+      const pruned = await (store as unknown as { prune(): Promise<number> }).prune();
+      expect(pruned).toBeGreaterThanOrEqual(1);
+    });
+
+    it('works as express-session store over HTTP', async () => {
+      const app = express();
+      app.use(
+        session({
+          store: storage.sessionStore({ pruneIntervalMs: 0 }),
+          secret: 'test-secret-for-sessions',
+          resave: false,
+          saveUninitialized: false,
+        }),
+      );
+      app.get('/login', (req, res) => {
+        (req.session as unknown as { storeId: string }).storeId = 'st-http';
+        res.send('ok');
+      });
+      app.get('/me', (req, res) => {
+        res.json({ storeId: (req.session as unknown as { storeId?: string }).storeId ?? null });
+      });
+      const agent = request.agent(app);
+      await agent.get('/login').expect(200);
+      const me = await agent.get('/me').expect(200);
+      expect(me.body).toEqual({ storeId: 'st-http' });
+    });
+
+    it('a storage failure reaches the callback as StorageError, not as "no session"', async () => {
+      const broken = await ctx.open();
+      const store = broken.sessionStore({ pruneIntervalMs: 0 });
+      await broken.close();
+      const err = await call((cb) => store.get('any', cb)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreAppError);
+      expect((err as StoreAppError).code).toBe('STORAGE_UNAVAILABLE');
+    });
+  });
+}
+
+function auditTable(dialect: 'sqlite' | 'postgres') {
+  return dialect === 'sqlite' ? sqliteAudit : pgAudit;
+}
