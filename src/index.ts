@@ -4,6 +4,36 @@
  * the error classes and codes apps branch on.
  */
 
+// API client, refresh and authenticated()
+export type { AuthenticatedStore } from './authenticated/index.js';
+export {
+  LAUNCH_TOKEN_INVALID,
+  SCOPES_CHANGED,
+  SESSION_REQUIRED,
+  SESSION_TOKEN_EXPIRED,
+  SESSION_TOKEN_INVALID,
+  SessionTokenError,
+} from './authenticated/index.js';
+export {
+  AbortedError,
+  ConflictError,
+  InsufficientScopeError,
+  NetworkError,
+  NotFoundError,
+  NotInstalledError,
+  RateLimitedError,
+  ReauthorizationRequiredError,
+  ResponseInvalidError,
+  StoreApiError,
+  TimeoutError,
+  TokenExpiredError,
+  TokenRevokedError,
+  ValidationError,
+} from './client/errors.js';
+export type { CallOptions, Listable, ListFn, StoreApiClient } from './client/index.js';
+export type { ApiTier, RetryOptions } from './client/options.js';
+export type { HttpMethod, QueryValue, RequestOptions } from './client/transport.js';
+export type * from './client/types.js';
 export type {
   AuthenticatedOptions,
   AuthRouteOptions,
@@ -39,6 +69,7 @@ export {
 } from './oauth/errors.js';
 // Webhooks and purge
 export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
+export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
 export type { Installation, PurgeCounts, PurgeResult } from './storage/types.js';
 export type {
   AppUninstalledPayload,

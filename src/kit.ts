@@ -5,6 +5,8 @@
  */
 import { type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
+import { createApiRuntime } from './authenticated/runtime.js';
+import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
 import { kitErrorHandler } from './http/errors.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
@@ -32,7 +34,8 @@ export interface StoreAppKit {
   /**
    * Express middleware to mount once, before your routes: request logger,
    * security headers, the webhook receiver, the session and the install routes.
-   * Mount it before (or after) your own body parsers; it parses no bodies itself.
+   * Mount it before your own body parsers (after them only with
+   * `express.json({ verify: keepRawBody })`: docs/webhooks.md); it parses no bodies itself.
    */
   middleware(): Router;
   installations: KitInstallations;
@@ -40,6 +43,16 @@ export interface StoreAppKit {
   webhooks: WebhookRegistry;
   /** Delete everything held for a store (kit rows and your store-scoped tables). */
   purge: PurgeFunction;
+  /**
+   * Middleware for app routes: finds the store (session or app session token),
+   * sets `res.locals.store = { storeId, scopes, client, sessionToken }`, and sends
+   * the merchant through the install when the app cannot act for the store.
+   */
+  authenticated(): RequestHandler;
+  /** The typed API client of a store, for background jobs and scripts. */
+  client(storeId: string): StoreApiClient;
+  /** An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`. */
+  sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   /** Drizzle handle on the kit's database for your own tables. */
   db: AnyDrizzle;
   storage: Storage;
@@ -83,15 +96,30 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     logger: logger.child({ component: 'purge' }),
   });
 
+  // --- client / refresh / authenticated ------------------------------------
+  const api = createApiRuntime(config, {
+    storage,
+    purge: (storeId, o) => purge(storeId, o),
+    logger: logger.child({ component: 'client' }),
+  });
+  api.start();
+  closers.push(() => api.close());
+  // Whoever purges (webhook, token_revoked, the app), in-memory state of the store goes too.
+  const purgeStore: PurgeFunction = async (storeId, o) => {
+    try {
+      return await purge(storeId, o);
+    } finally {
+      api.forget(storeId);
+    }
+  };
+
   // --- webhooks ------------------------------------------------------------
   const webhooks = createWebhooks({
     storage,
     options: config.webhooks,
-    purge,
+    purge: purgeStore,
     logger: logger.child({ component: 'webhooks' }),
   });
-
-  // --- client / refresh / authenticated (wired by their module) ------------
 
   // --- HTTP: one router, built once ----------------------------------------
   let router: Router | undefined;
@@ -106,6 +134,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     const session: RequestHandler = sessionMiddleware(config.session, storage.sessionStore());
     r.use(session);
     r.use(createInstallRoutes({ config, storage, logger }));
+    r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
     r.use(kitErrorHandler(logger));
     return r;
   };
@@ -118,11 +147,14 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     installations: {
       get: (storeId) => storage.installations.get(storeId),
       list: () => storage.installations.list(),
-      delete: (storeId) => purge(storeId),
+      delete: (storeId) => purgeStore(storeId),
       hasRequiredScopes: (installation) => installationHasScopes(installation, config.oauth.scopes),
     },
     webhooks: webhooks.api,
-    purge,
+    purge: purgeStore,
+    authenticated: () => api.authenticated(),
+    client: (storeId) => api.client(storeId),
+    sessionToken: (storeId) => api.sessionToken(storeId),
     db: storage.db,
     storage,
     logger,

@@ -1,0 +1,102 @@
+/**
+ * `kit.purge(storeId)`: delete everything held for a store (the kit's rows
+ * and the app's store-scoped tables) in one transaction, via `storage.purge`.
+ * Used by the built-in `app.uninstalled` handler and by the client on
+ * `token_revoked`.
+ */
+import { ConfigError } from '../errors/index.js';
+import { validateStoreScopedTables } from '../storage/index.js';
+import type { Dialect, PurgeResult, Storage } from '../storage/types.js';
+import type { MinimalLogger } from '../webhooks/types.js';
+import type { PurgeAppOptions, ResolvedPurgeAppOptions } from './options.js';
+
+export type { PurgeAppOptions, ResolvedPurgeAppOptions } from './options.js';
+
+/**
+ * Validates the app's purge options once, at kit creation: every declared
+ * table must be a Drizzle table of the storage's dialect with a `store_id`
+ * column, and no table may be declared twice.
+ */
+export function resolvePurgeAppOptions(
+  options: PurgeAppOptions,
+  dialect: Dialect,
+): ResolvedPurgeAppOptions {
+  const tables = options.storeScopedTables ?? [];
+  if (!Array.isArray(tables)) {
+    throw new ConfigError('storeScopedTables', 'must be an array of Drizzle tables');
+  }
+  // Storage owns the rule (dialect, store_id column, no kit tables, no
+  // duplicates); calling it here makes a mistake fail at start, not at the
+  // first uninstall.
+  validateStoreScopedTables(tables, dialect, 'storeScopedTables');
+  if (options.onPurge !== undefined && typeof options.onPurge !== 'function') {
+    throw new ConfigError('onPurge', 'must be a function (storeId, tx) => void | Promise<void>');
+  }
+  return { storeScopedTables: tables, onPurge: options.onPurge };
+}
+
+export interface PurgeRunOptions {
+  /**
+   * Purge only an installation made before this instant; a newer one (a
+   * reinstall after the uninstall event was sent) is left alone.
+   * @default undefined (purge whatever is there)
+   */
+  ifInstalledBefore?: Date;
+}
+
+export type PurgeFunction = (storeId: string, options?: PurgeRunOptions) => Promise<PurgeResult>;
+
+/**
+ * Builds `kit.purge`. Concurrent purges of one store in this process share
+ * one run (same `ifInstalledBefore`), so 100 parallel redeliveries cost one
+ * transaction; storage keeps the purge atomic across processes.
+ */
+export function createPurge(deps: {
+  storage: Pick<Storage, 'purge'>;
+  options: ResolvedPurgeAppOptions;
+  logger?: MinimalLogger;
+}): PurgeFunction {
+  const { storage, options, logger } = deps;
+  const inFlight = new Map<string, Promise<PurgeResult>>();
+
+  return function purge(storeId, runOptions = {}) {
+    if (typeof storeId !== 'string' || storeId.length === 0) {
+      return Promise.reject(new TypeError('purge(storeId): storeId must be a non-empty string'));
+    }
+    const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}`;
+    const running = inFlight.get(key);
+    if (running) return running;
+    const run = (async () => {
+      const started = performance.now();
+      try {
+        const result = await storage.purge(storeId, {
+          tables: options.storeScopedTables,
+          ...(options.onPurge ? { onPurge: options.onPurge } : {}),
+          ...(runOptions.ifInstalledBefore
+            ? { ifInstalledBefore: runOptions.ifInstalledBefore }
+            : {}),
+        });
+        // Counts per table and the store id only: never row contents.
+        logger?.info(
+          {
+            storeId,
+            purged: result.purged,
+            counts: result.counts,
+            ms: Math.round(performance.now() - started),
+          },
+          result.purged
+            ? 'store data purged'
+            : 'purge skipped: the store was reinstalled after the uninstall',
+        );
+        return result;
+      } catch (err) {
+        logger?.error({ storeId, err }, 'store purge failed and was rolled back');
+        throw err;
+      } finally {
+        inFlight.delete(key);
+      }
+    })();
+    inFlight.set(key, run);
+    return run;
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The handler registry (`kit.webhooks.on`) and the processor that runs a
+ * verified event's handlers exactly once, with the built-in purge on
+ * `app.uninstalled`.
+ */
+import type { PurgeFunction } from '../purge/index.js';
+import type { WebhookRepository } from '../storage/types.js';
+import { INVALID_PAYLOAD, WebhookHandlerError, WebhookVerificationError } from './errors.js';
+import type {
+  AppUninstalledPayload,
+  GenericWebhookPayload,
+  MinimalLogger,
+  WebhookEvent,
+  WebhookHandler,
+  WebhookTopics,
+} from './types.js';
+
+export interface WebhookRegistry {
+  /**
+   * Adds a handler for a topic; returns a function that removes it. Handlers
+   * of one topic run in the order added, inside the transaction that records
+   * the delivery id (so a redelivery does not run them again). A handler that
+   * throws rolls that transaction back and the receiver answers 500, so the
+   * platform retries. For `app.uninstalled` the kit's own purge runs after
+   * your handlers.
+   */
+  on<T extends keyof WebhookTopics>(
+    topic: T,
+    handler: WebhookHandler<WebhookTopics[T]>,
+  ): () => void;
+  on(topic: string, handler: WebhookHandler): () => void;
+  /** Topics that have at least one handler. */
+  topics(): string[];
+}
+
+export interface WebhookRegistryInternal extends WebhookRegistry {
+  handlersFor(topic: string): readonly WebhookHandler[];
+}
+
+export function createWebhookRegistry(): WebhookRegistryInternal {
+  const byTopic = new Map<string, WebhookHandler[]>();
+  return {
+    on(topic: string, handler: WebhookHandler<never>) {
+      if (typeof topic !== 'string' || topic.length === 0) {
+        throw new TypeError('webhooks.on(topic, handler): topic must be a non-empty string');
+      }
+      if (typeof handler !== 'function') {
+        throw new TypeError('webhooks.on(topic, handler): handler must be a function');
+      }
+      const list = byTopic.get(topic) ?? [];
+      const h = handler as WebhookHandler;
+      list.push(h);
+      byTopic.set(topic, list);
+      return function off() {
+        const current = byTopic.get(topic);
+        const at = current?.indexOf(h) ?? -1;
+        if (current && at >= 0) current.splice(at, 1);
+      };
+    },
+    topics() {
+      return [...byTopic.entries()].filter(([, l]) => l.length > 0).map(([t]) => t);
+    },
+    handlersFor(topic) {
+      return [...(byTopic.get(topic) ?? [])];
+    },
+  };
+}
+
+export type ProcessOutcome = 'processed' | 'duplicate' | 'ignored';
+
+export type WebhookProcessor = (event: WebhookEvent) => Promise<ProcessOutcome>;
+
+export const KNOWN_TOPICS: ReadonlySet<string> = new Set(['app.uninstalled']);
+
+/**
+ * Runs an event: the app's handlers and the delivery record in one
+ * transaction (`runOnce`), then for `app.uninstalled` the purge.
+ *
+ * The purge has its own transaction (storage.purge), so it runs after the
+ * dedupe record commits. It is idempotent and guarded by `ifInstalledBefore`,
+ * so a redelivery whose earlier purge failed runs it again: the retry
+ * completes the purge instead of being swallowed as a duplicate.
+ */
+export function createWebhookProcessor(deps: {
+  webhooks: WebhookRepository;
+  registry: WebhookRegistryInternal;
+  purge: PurgeFunction;
+  /** Whether a store still holds an installation older than `before` (a purge is pending). */
+  installedBefore: (storeId: string, before: Date) => Promise<boolean>;
+  logger?: MinimalLogger;
+}): WebhookProcessor {
+  const { webhooks, registry, purge, installedBefore, logger } = deps;
+
+  return async function processWebhook(event) {
+    const handlers = registry.handlersFor(event.topic);
+    const uninstall = event.topic === 'app.uninstalled' ? uninstallTarget(event) : undefined;
+    if (event.topic === 'app.uninstalled' && !uninstall) {
+      // Signed but unusable: a retry of the same bytes cannot succeed, so 400, not 500.
+      throw new WebhookVerificationError(
+        INVALID_PAYLOAD,
+        'app.uninstalled payload lacks a valid data.store_id',
+      );
+    }
+    if (handlers.length === 0 && !uninstall) {
+      if (!KNOWN_TOPICS.has(event.topic)) {
+        logger?.warn(
+          { webhookId: event.id, topic: event.topic },
+          'webhook topic has no handler; acknowledged',
+        );
+      }
+      return 'ignored';
+    }
+
+    let outcome: { duplicate: boolean };
+    try {
+      outcome = await webhooks.runOnce(event.id, event.topic, async (tx) => {
+        for (const handler of handlers) await handler(event, { tx });
+      });
+    } catch (err) {
+      throw new WebhookHandlerError(event.topic, err);
+    }
+
+    if (uninstall) {
+      const pending =
+        !outcome.duplicate || (await installedBefore(uninstall.storeId, uninstall.before));
+      if (pending) {
+        try {
+          await purge(uninstall.storeId, { ifInstalledBefore: uninstall.before });
+        } catch (err) {
+          throw new WebhookHandlerError(event.topic, err);
+        }
+      }
+    }
+    return outcome.duplicate ? 'duplicate' : 'processed';
+  };
+}
+
+/**
+ * Store and cut-off of an uninstall. Without a parseable `uninstalled_at`
+ * the signed delivery time stands in: still older than any reinstall that
+ * happened after the platform sent it.
+ */
+function uninstallTarget(event: WebhookEvent): { storeId: string; before: Date } | undefined {
+  const data = (event.payload as Partial<AppUninstalledPayload> & GenericWebhookPayload).data;
+  const storeId = data && typeof data === 'object' ? data.store_id : undefined;
+  // Control characters (NUL breaks Postgres text) or absurd lengths: refuse, do not query.
+  if (typeof storeId !== 'string' || !/^[\x20-\x7e]{1,255}$/.test(storeId)) return undefined;
+  const at = typeof data?.uninstalled_at === 'string' ? new Date(data.uninstalled_at) : undefined;
+  const before = at && !Number.isNaN(at.getTime()) ? at : event.timestamp;
+  return { storeId, before };
+}

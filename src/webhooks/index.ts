@@ -1,0 +1,91 @@
+/**
+ * The webhooks module as the kit composes it: registry (`kit.webhooks`),
+ * processor (dedupe + handlers + purge) and the Express receiver that
+ * `kit.middleware()` mounts at `options.path`.
+ */
+import type { RequestHandler } from 'express';
+import type { PurgeFunction } from '../purge/index.js';
+import type { Storage } from '../storage/types.js';
+import {
+  createWebhookProcessor,
+  createWebhookRegistry,
+  type WebhookProcessor,
+  type WebhookRegistry,
+} from './handlers.js';
+import type { ResolvedWebhookOptions } from './options.js';
+import { createWebhookReceiver } from './receiver.js';
+import type { MinimalLogger } from './types.js';
+
+export * from './errors.js';
+export type { ProcessOutcome, WebhookProcessor, WebhookRegistry } from './handlers.js';
+export {
+  type ResolvedWebhookOptions,
+  resolveWebhookOptions,
+  WEBHOOK_DEFAULTS,
+  WEBHOOK_SECRET_ENV,
+  type WebhookOptions,
+} from './options.js';
+export { BODY_ALREADY_CONSUMED_FIX, createWebhookReceiver, keepRawBody } from './receiver.js';
+export type * from './types.js';
+export { parsePayload, sign, type VerifyOptions, verify } from './verify.js';
+
+const PRUNE_EVERY_MS = 3_600_000;
+
+export interface KitWebhooks {
+  /** `kit.webhooks`: register handlers. */
+  api: WebhookRegistry;
+  /** Mount with `router.all(path, receiver)`. */
+  receiver: RequestHandler;
+  path: string;
+}
+
+export function createWebhooks(deps: {
+  storage: Pick<Storage, 'webhooks' | 'installations'>;
+  options: ResolvedWebhookOptions;
+  purge: PurgeFunction;
+  logger?: MinimalLogger;
+  /** Current time in Unix seconds (tests). */
+  nowSeconds?: () => number;
+}): KitWebhooks {
+  const { storage, options, purge, logger } = deps;
+  const registry = createWebhookRegistry();
+  const processEvent = createWebhookProcessor({
+    webhooks: storage.webhooks,
+    registry,
+    purge,
+    async installedBefore(storeId, before) {
+      const installation = await storage.installations.get(storeId);
+      return installation !== null && installation.installedAt.getTime() < before.getTime();
+    },
+    ...(logger ? { logger } : {}),
+  });
+  const nowMs = deps.nowSeconds ? () => deps.nowSeconds!() * 1000 : Date.now;
+  let lastPrune = 0;
+  // Pruning rides on deliveries (at most hourly) so the kit needs no timer to stop.
+  const processAndPrune: WebhookProcessor = async (event) => {
+    const outcome = await processEvent(event);
+    const now = nowMs();
+    if (now - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = now;
+      const before = new Date(now - options.dedupeRetentionHours * 3_600_000);
+      storage.webhooks.pruneDeliveries(before).then(
+        (pruned) => {
+          if (pruned > 0) logger?.info({ pruned }, 'old webhook delivery ids pruned');
+        },
+        (err: unknown) => logger?.warn({ err }, 'pruning webhook delivery ids failed'),
+      );
+    }
+    return outcome;
+  };
+  const receiver = createWebhookReceiver({
+    options,
+    process: processAndPrune,
+    ...(logger ? { logger } : {}),
+    ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
+  });
+  const api: WebhookRegistry = {
+    on: registry.on.bind(registry) as WebhookRegistry['on'],
+    topics: registry.topics.bind(registry),
+  };
+  return { api, receiver, path: options.path };
+}

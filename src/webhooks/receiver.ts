@@ -1,0 +1,267 @@
+/**
+ * Express glue around `verify` and the processor: reads the raw bytes
+ * itself, maps each failure to its own status, acknowledges slow handlers.
+ *
+ * Statuses: 405 other methods (with Allow), 415 non-JSON, 413 too large,
+ * 400 missing/malformed headers or invalid JSON, 401 unsigned / bad
+ * signature / stale or future timestamp (handlers never run), 200 processed,
+ * duplicate or unknown topic, 202 when handlers outlast `ackTimeoutMs`, 500
+ * when a handler fails (so the platform retries).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ConfigError } from '../errors/index.js';
+import {
+  SIGNATURE_MISMATCH,
+  WEBHOOK_HANDLER_FAILED,
+  WebhookHandlerError,
+  WebhookVerificationError,
+} from './errors.js';
+import type { WebhookProcessor } from './handlers.js';
+import type { ResolvedWebhookOptions } from './options.js';
+import type { MinimalLogger, WebhookEvent } from './types.js';
+import { verify } from './verify.js';
+
+/** Where a body parser may leave the raw bytes; `keepRawBody` sets it. */
+interface WithRawBody {
+  rawBody?: unknown;
+}
+
+/**
+ * Pass as `express.json({ verify: keepRawBody })` when that parser must run
+ * before `kit.middleware()`: it keeps the exact bytes the signature covers.
+ */
+export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): void {
+  (req as IncomingMessage & WithRawBody).rawBody = buf;
+}
+
+export const BODY_ALREADY_CONSUMED_FIX =
+  'a body parser mounted before kit.middleware() consumed the webhook body and kept no raw ' +
+  'copy, so its signature cannot be checked. Fix: mount kit.middleware() before ' +
+  'express.json(), or keep the bytes with express.json({ verify: keepRawBody }) ' +
+  "(import { keepRawBody } from 'store-app-kit')";
+
+// Past this many discarded bytes of an oversized body the socket is cut
+// rather than drained, so a sender cannot keep us reading forever.
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+type BodyResult = { ok: true; body: Buffer } | { ok: false };
+
+export function createWebhookReceiver(deps: {
+  options: ResolvedWebhookOptions;
+  process: WebhookProcessor;
+  logger?: MinimalLogger;
+  /** Current time in Unix seconds (tests). */
+  nowSeconds?: () => number;
+}): RequestHandler {
+  const { options, process: processEvent, logger } = deps;
+  const nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  let warnedConsumed = false;
+
+  return async function webhookReceiver(req: Request, res: Response, _next: NextFunction) {
+    if (req.method !== 'POST') {
+      res.set('Allow', 'POST');
+      return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST');
+    }
+    if (!isJson(req.headers['content-type'])) {
+      discard(req);
+      return sendError(
+        res,
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Webhook bodies must be Content-Type: application/json',
+      );
+    }
+
+    const read = await readRawBody(req, res, options.maxBodyBytes);
+    if (read === 'consumed') {
+      const error = new ConfigError('webhooks', BODY_ALREADY_CONSUMED_FIX, { status: 500 });
+      if (!warnedConsumed) {
+        warnedConsumed = true;
+        logger?.error({ code: error.code, path: req.path }, error.message);
+      }
+      return sendError(res, 500, error.code, error.message);
+    }
+    if (!read.ok) return;
+
+    let event: WebhookEvent;
+    try {
+      event =
+        options.scheme === 'standard-webhooks'
+          ? verify(read.body, req.headers, options.secrets, {
+              headers: options.headers,
+              toleranceSeconds: options.toleranceSeconds,
+              nowSeconds: nowSeconds(),
+            })
+          : await options.scheme({
+              rawBody: read.body,
+              headers: req.headers,
+              secrets: options.secrets,
+              headerNames: options.headers,
+              toleranceSeconds: options.toleranceSeconds,
+              nowSeconds: nowSeconds(),
+            });
+    } catch (err) {
+      const refusal =
+        err instanceof WebhookVerificationError
+          ? err
+          : new WebhookVerificationError(SIGNATURE_MISMATCH, 'The custom verifier refused it');
+      logger?.warn({ code: refusal.code, path: req.path }, 'webhook delivery refused');
+      return sendError(res, refusal.status ?? 401, refusal.code, refusal.message);
+    }
+
+    const work = processEvent(event).then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), options.ackTimeoutMs);
+    });
+    const first = await Promise.race([work, timedOut]);
+    clearTimeout(timer);
+
+    if (first === 'timeout') {
+      logger?.warn(
+        { webhookId: event.id, topic: event.topic, ackTimeoutMs: options.ackTimeoutMs },
+        'webhook handlers still running; acknowledged with 202',
+      );
+      res.status(202).json({ status: 'accepted' });
+      // The platform already has its 2xx: a late failure can only be logged.
+      void work.then((late) => {
+        if ('error' in late) logFailure(logger, event, late.error, true);
+      });
+      return;
+    }
+    if ('error' in first) {
+      if (first.error instanceof WebhookVerificationError) {
+        return sendError(res, first.error.status ?? 400, first.error.code, first.error.message);
+      }
+      logFailure(logger, event, first.error, false);
+      return sendError(
+        res,
+        500,
+        WEBHOOK_HANDLER_FAILED,
+        'The webhook could not be processed; retry later',
+      );
+    }
+    res.status(200).json({ status: first.outcome });
+  };
+}
+
+function logFailure(
+  logger: MinimalLogger | undefined,
+  event: WebhookEvent,
+  error: unknown,
+  afterAck: boolean,
+): void {
+  const cause = error instanceof WebhookHandlerError ? error.cause : error;
+  logger?.error(
+    { webhookId: event.id, topic: event.topic, err: cause, afterAck },
+    afterAck
+      ? 'webhook handler failed after the 202 acknowledgement; the platform will not retry'
+      : 'webhook handler failed; answered 500 so the platform retries',
+  );
+}
+
+function sendError(res: Response, status: number, code: string, message: string): void {
+  if (res.headersSent) return;
+  res.status(status).json({ code, message });
+}
+
+function isJson(contentType: string | undefined): boolean {
+  if (typeof contentType !== 'string') return false;
+  const media = contentType.split(';', 1)[0]?.trim().toLowerCase();
+  return media === 'application/json';
+}
+
+/**
+ * The exact bytes of the body: a raw copy a parser kept, a Buffer from
+ * `express.raw()`, or read from the stream here with the size limit.
+ * Answers 413 itself; 'consumed' means a parser ate the stream.
+ */
+async function readRawBody(
+  req: Request,
+  res: Response,
+  limit: number,
+): Promise<BodyResult | 'consumed'> {
+  const kept = (req as Request & WithRawBody).rawBody;
+  const preRead = Buffer.isBuffer(kept)
+    ? kept
+    : typeof kept === 'string'
+      ? Buffer.from(kept, 'utf8')
+      : Buffer.isBuffer(req.body)
+        ? (req.body as Buffer)
+        : undefined;
+  if (preRead) {
+    if (preRead.length > limit) {
+      tooLarge(res, limit);
+      return { ok: false };
+    }
+    return { ok: true, body: preRead };
+  }
+  if (req.readableEnded || (req.complete && !req.readable)) return 'consumed';
+
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    tooLarge(res, limit);
+    discard(req);
+    return { ok: false };
+  }
+
+  return new Promise<BodyResult>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onError);
+      req.off('close', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        chunks.length = 0;
+        tooLarge(res, limit);
+        discard(req);
+        resolve({ ok: false });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ ok: true, body: Buffer.concat(chunks, size) });
+    };
+    const onError = () => {
+      cleanup();
+      // The sender went away mid-body: nobody is left to read an answer.
+      if (!res.headersSent) res.status(400).end();
+      resolve({ ok: false });
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onError);
+    // A socket closed mid-body may end with only 'close': never leave the promise pending.
+    req.on('close', onError);
+  });
+}
+
+function tooLarge(res: Response, limit: number): void {
+  sendError(res, 413, 'PAYLOAD_TOO_LARGE', `Webhook bodies are limited to ${limit} bytes`);
+}
+
+/** Reads and drops the rest of a refused body without keeping it, up to a cap. */
+function discard(req: Request): void {
+  if (req.readableEnded) return;
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();
+  });
+  req.on('error', () => {});
+  req.resume();
+}

@@ -1,0 +1,186 @@
+/**
+ * Pure Standard Webhooks verification: raw bytes + headers + secrets in, a
+ * typed event out, or a WebhookVerificationError. No HTTP here, so it can be
+ * used from any framework and tested byte by byte.
+ *
+ * Scheme (https://www.standardwebhooks.com/): the signature header holds one
+ * or more space-separated `v1,<base64 HMAC-SHA256>` of `{id}.{timestamp}.{body}`,
+ * keyed with the base64-decoded part of a `whsec_` secret.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  INVALID_HEADERS,
+  INVALID_PAYLOAD,
+  MISSING_HEADERS,
+  MISSING_SIGNATURE,
+  SIGNATURE_MISMATCH,
+  TIMESTAMP_OUT_OF_TOLERANCE,
+  WebhookVerificationError,
+} from './errors.js';
+import { WEBHOOK_DEFAULTS } from './options.js';
+import type {
+  GenericWebhookPayload,
+  WebhookEvent,
+  WebhookHeaderNames,
+  WebhookHeaders,
+} from './types.js';
+
+export interface VerifyOptions {
+  /** @default { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } */
+  headers?: Partial<WebhookHeaderNames>;
+  /** @default 300 */
+  toleranceSeconds?: number;
+  /** Current time in Unix seconds (tests). @default Date.now() / 1000 */
+  nowSeconds?: number;
+}
+
+// Generous for real ids and signature lists, small enough that a hostile
+// header cannot make us hash or split megabytes.
+const MAX_ID_LENGTH = 256;
+const MAX_SIGNATURE_HEADER_LENGTH = 4096;
+const ID_PATTERN = /^[\x21-\x7e]+$/;
+const TIMESTAMP_PATTERN = /^\d{1,12}$/;
+const HMAC_BYTES = 32;
+
+/** Verifies one delivery and returns the parsed, typed event. */
+export function verify(
+  rawBody: Buffer,
+  headers: WebhookHeaders,
+  secrets: readonly string[],
+  options: VerifyOptions = {},
+): WebhookEvent {
+  const names = { ...WEBHOOK_DEFAULTS.headers, ...options.headers };
+  const tolerance = options.toleranceSeconds ?? WEBHOOK_DEFAULTS.toleranceSeconds;
+  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+
+  const id = singleHeader(headers, names.id);
+  const timestamp = singleHeader(headers, names.timestamp);
+  const signature = singleHeader(headers, names.signature);
+  if (id === undefined || timestamp === undefined) {
+    throw new WebhookVerificationError(
+      MISSING_HEADERS,
+      `Missing webhook header(s): ${[id === undefined ? names.id : '', timestamp === undefined ? names.timestamp : ''].filter(Boolean).join(', ')}`,
+    );
+  }
+  if (id.length > MAX_ID_LENGTH || !ID_PATTERN.test(id)) {
+    throw new WebhookVerificationError(INVALID_HEADERS, `Header ${names.id} is malformed`);
+  }
+  if (!TIMESTAMP_PATTERN.test(timestamp)) {
+    throw new WebhookVerificationError(
+      INVALID_HEADERS,
+      `Header ${names.timestamp} must be Unix seconds`,
+    );
+  }
+  if (signature === undefined || signature.trim() === '') {
+    throw new WebhookVerificationError(MISSING_SIGNATURE, `The delivery is not signed`);
+  }
+  if (signature.length > MAX_SIGNATURE_HEADER_LENGTH || /[\r\n\0]/.test(signature)) {
+    throw new WebhookVerificationError(INVALID_HEADERS, `Header ${names.signature} is malformed`);
+  }
+
+  const seconds = Number(timestamp);
+  if (Math.abs(now - seconds) > tolerance) {
+    throw new WebhookVerificationError(
+      TIMESTAMP_OUT_OF_TOLERANCE,
+      `The delivery's timestamp is more than ${tolerance} s from now (replayed, or clocks disagree)`,
+    );
+  }
+
+  const candidates: Buffer[] = [];
+  for (const part of signature.split(' ')) {
+    const comma = part.indexOf(',');
+    if (comma < 0 || part.slice(0, comma) !== 'v1') continue;
+    const decoded = Buffer.from(part.slice(comma + 1), 'base64');
+    if (decoded.length === HMAC_BYTES) candidates.push(decoded);
+  }
+
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = createHmac('sha256', secretKey(secret))
+      .update(`${id}.${timestamp}.`)
+      .update(rawBody)
+      .digest();
+    for (const candidate of candidates) {
+      // Every candidate is compared (no early exit) so timing does not reveal which matched.
+      if (timingSafeEqual(expected, candidate)) matched = true;
+    }
+  }
+  if (!matched) {
+    throw new WebhookVerificationError(
+      SIGNATURE_MISMATCH,
+      'No webhook signature matches the configured secret(s)',
+    );
+  }
+
+  const payload = parsePayload(rawBody);
+  return { id, topic: payload.type, timestamp: new Date(seconds * 1000), payload, rawBody };
+}
+
+/** Parses a verified body: a JSON object with a string `type`. */
+export function parsePayload(rawBody: Buffer): GenericWebhookPayload {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw new WebhookVerificationError(INVALID_PAYLOAD, 'The webhook body is not valid JSON');
+  }
+  if (
+    parsed === null ||
+    typeof parsed !== 'object' ||
+    Array.isArray(parsed) ||
+    typeof (parsed as { type?: unknown }).type !== 'string' ||
+    (parsed as { type: string }).type.length === 0
+  ) {
+    throw new WebhookVerificationError(
+      INVALID_PAYLOAD,
+      'The webhook body must be a JSON object with a string "type"',
+    );
+  }
+  return parsed as GenericWebhookPayload;
+}
+
+/**
+ * Signs like a Standard Webhooks sender (tests, local tools): returns the
+ * three headers for `body`.
+ */
+export function sign(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: Buffer | string,
+): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
+  const mac = createHmac('sha256', secretKey(secret))
+    .update(`${id}.${timestampSeconds}.`)
+    .update(body)
+    .digest('base64');
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': `v1,${mac}`,
+  };
+}
+
+function secretKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+}
+
+/** One header value; repeated headers are refused rather than guessed between. */
+function singleHeader(headers: WebhookHeaders, name: string): string | undefined {
+  const value = headers[name] ?? headers[name.toLowerCase()];
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    if (value.length !== 1) {
+      throw new WebhookVerificationError(INVALID_HEADERS, `Header ${name} is repeated`);
+    }
+    return checkValue(name, value[0]);
+  }
+  return checkValue(name, value);
+}
+
+function checkValue(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || /[\r\n\0]/.test(value)) {
+    throw new WebhookVerificationError(INVALID_HEADERS, `Header ${name} is malformed`);
+  }
+  return value;
+}
