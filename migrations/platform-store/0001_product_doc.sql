@@ -1,0 +1,1 @@
+ALTER TABLE `products` ADD `doc` text DEFAULT '' NOT NULL;
