@@ -1,0 +1,295 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import validateName from 'validate-npm-package-name';
+import {
+  CreateAppError,
+  INVALID_NAME,
+  SCAFFOLD_FAILED,
+  TARGET_NOT_EMPTY,
+  TEMPLATES_MISSING,
+  UNKNOWN_TEMPLATE,
+} from './errors.js';
+import { generateSecrets, renderEnv, renderEnvExample } from './secrets.js';
+
+export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
+export const PACKAGE_MANAGERS: readonly PackageManager[] = ['npm', 'pnpm', 'yarn', 'bun'];
+
+/** Top-level entries of a template folder never copied: build output and local state of the repo demo. */
+const SKIPPED = new Set(['node_modules', 'dist', 'data', '.env', 'test-artifacts']);
+
+export interface ScaffoldOptions {
+  /** Where the project goes; relative paths resolve against `cwd`. */
+  targetDir: string;
+  /** npm package name. @default basename of targetDir */
+  name?: string;
+  /** Template folder name under the templates directory. @default 'express' */
+  template?: string;
+  /** Package manager for the install and the printed commands. @default 'npm' */
+  packageManager?: PackageManager;
+  /** Install dependencies after writing. @default false */
+  install?: boolean;
+  /** `git init` and a first commit when git is available. @default true */
+  git?: boolean;
+  /** Replace a non-empty target directory. @default false */
+  force?: boolean;
+  /**
+   * Version spec of `store-app-kit` written into package.json: a semver range, or a path to a
+   * packed tarball (turned into a `file:` spec).
+   * @default env CREATE_STORE_APP_KIT_SPEC, else `^<this package's version>`
+   */
+  kit?: string;
+  /** @default process.cwd() */
+  cwd?: string;
+  /** @default the templates shipped with this package (or ../templates in the repository) */
+  templatesDir?: string;
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Called after the files are written into the temporary directory, before it is moved into
+   * place; tests use it to inject a failure part-way.
+   * @default none
+   */
+  beforeCommit?: (tempDir: string) => void | Promise<void>;
+  /** Progress lines. @default silent */
+  log?: (line: string) => void;
+}
+
+export interface ScaffoldResult {
+  dir: string;
+  name: string;
+  template: string;
+  packageManager: PackageManager;
+  gitCommitted: boolean;
+  /** null when install was not requested. */
+  installed: boolean | null;
+}
+
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * In the repository, `create-app/../templates` (the one source, so nothing can drift); in the
+ * published package, `<pkg>/templates` (copied in by `prepack`).
+ */
+export function defaultTemplatesDir(): string {
+  const repoTemplates = join(packageRoot, '..', 'templates');
+  if (isKitRepository(join(packageRoot, '..')) && hasTemplate(repoTemplates)) return repoTemplates;
+  const shipped = join(packageRoot, 'templates');
+  if (hasTemplate(shipped)) return shipped;
+  throw new CreateAppError(
+    TEMPLATES_MISSING,
+    `No templates found in ${shipped}; reinstall create-store-app.`,
+  );
+}
+
+function hasTemplate(dir: string): boolean {
+  return existsSync(join(dir, 'express', 'package.json'));
+}
+
+function isKitRepository(dir: string): boolean {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown };
+    return pkg.name === 'store-app-kit';
+  } catch {
+    return false;
+  }
+}
+
+export async function listTemplates(templatesDir = defaultTemplatesDir()): Promise<string[]> {
+  const entries = await readdir(templatesDir, { withFileTypes: true });
+  return entries
+    .filter((e) => e.isDirectory() && existsSync(join(templatesDir, e.name, 'package.json')))
+    .map((e) => e.name)
+    .sort();
+}
+
+function ownVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Returns the reason a name is unusable as a new npm package, or null when it is fine. */
+export function validatePackageName(name: string): string | null {
+  const r = validateName(name);
+  if (r.validForNewPackages) return null;
+  return [...(r.errors ?? []), ...(r.warnings ?? [])].join('; ') || 'invalid package name';
+}
+
+/** Reads `npm_config_user_agent` (e.g. `pnpm/9.1.0 npm/? node/v20…`) to find who ran us. */
+export function detectPackageManager(env: NodeJS.ProcessEnv = process.env): PackageManager {
+  const agent = env['npm_config_user_agent'] ?? '';
+  const name = agent.split(' ')[0]?.split('/')[0];
+  return PACKAGE_MANAGERS.find((pm) => pm === name) ?? 'npm';
+}
+
+export function kitSpecFrom(kit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  const spec = kit ?? env['CREATE_STORE_APP_KIT_SPEC'] ?? `^${ownVersion()}`;
+  if (spec.endsWith('.tgz') && !spec.startsWith('file:')) return `file:${resolve(cwd, spec)}`;
+  return spec;
+}
+
+async function isEmptyDir(dir: string): Promise<boolean | null> {
+  try {
+    const s = await stat(dir);
+    if (!s.isDirectory()) return false;
+  } catch {
+    return null;
+  }
+  // A fresh `git init` or an editor's folder is not a project; anything else is.
+  const entries = (await readdir(dir)).filter((e) => e !== '.git' && e !== '.DS_Store');
+  return entries.length === 0;
+}
+
+export function runCommand(pm: PackageManager, script: string): string {
+  return pm === 'npm' ? `npm run ${script}` : `${pm} ${script}`;
+}
+
+function gitAvailable(): boolean {
+  return spawnSync('git', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+function gitCommit(dir: string): boolean {
+  // Machines without a configured identity still get a commit, attributed to the tool.
+  const identity = {
+    GIT_AUTHOR_NAME: process.env['GIT_AUTHOR_NAME'] ?? 'create-store-app',
+    GIT_AUTHOR_EMAIL: process.env['GIT_AUTHOR_EMAIL'] ?? 'create-store-app@localhost',
+    GIT_COMMITTER_NAME: process.env['GIT_COMMITTER_NAME'] ?? 'create-store-app',
+    GIT_COMMITTER_EMAIL: process.env['GIT_COMMITTER_EMAIL'] ?? 'create-store-app@localhost',
+  };
+  const hasIdentity =
+    spawnSync('git', ['config', 'user.email'], { cwd: dir, encoding: 'utf8' }).stdout.trim() !== '';
+  const env = hasIdentity ? process.env : { ...process.env, ...identity };
+  const steps = [
+    ['init', '-q'],
+    ['add', '-A'],
+    ['commit', '-q', '--no-verify', '-m', 'Initial commit from create-store-app'],
+  ];
+  for (const args of steps) {
+    const r = spawnSync('git', args, { cwd: dir, env, stdio: 'ignore' });
+    if (r.status !== 0) return false;
+  }
+  return true;
+}
+
+async function writeProject(
+  tempDir: string,
+  templateDir: string,
+  name: string,
+  kitSpec: string,
+): Promise<void> {
+  await cp(templateDir, tempDir, {
+    recursive: true,
+    filter: (src) => dirname(src) !== templateDir || !SKIPPED.has(basename(src)),
+  });
+  // npm drops .gitignore from published packages, so templates keep it as _gitignore.
+  const gi = join(tempDir, '_gitignore');
+  if (existsSync(gi)) await rename(gi, join(tempDir, '.gitignore'));
+
+  const pkgPath = join(tempDir, 'package.json');
+  const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as Record<string, unknown> & {
+    dependencies?: Record<string, string>;
+  };
+  pkg['name'] = name;
+  pkg['version'] = '0.1.0';
+  pkg['private'] = true;
+  pkg.dependencies = { ...pkg.dependencies, 'store-app-kit': kitSpec };
+  await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
+
+  await writeFile(join(tempDir, '.env'), renderEnv(generateSecrets()), { mode: 0o600 });
+  await writeFile(join(tempDir, '.env.example'), renderEnvExample());
+}
+
+/**
+ * Writes a new project. Files go into a hidden sibling directory first and are moved into place
+ * with one rename, so an error part-way leaves nothing behind (and with `force`, the old
+ * directory stays until the new one is complete).
+ */
+export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult> {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => {});
+  const dir = resolve(cwd, options.targetDir);
+  const name = options.name ?? basename(dir);
+  const template = options.template ?? 'express';
+  const packageManager = options.packageManager ?? 'npm';
+  const templatesDir = options.templatesDir ?? defaultTemplatesDir();
+
+  const nameProblem = validatePackageName(name);
+  if (nameProblem) {
+    throw new CreateAppError(
+      INVALID_NAME,
+      `"${name}" is not a valid npm package name: ${nameProblem}.`,
+    );
+  }
+  const templates = await listTemplates(templatesDir);
+  if (!templates.includes(template)) {
+    throw new CreateAppError(
+      UNKNOWN_TEMPLATE,
+      `Unknown template "${template}". Available: ${templates.join(', ')}.`,
+    );
+  }
+  const empty = await isEmptyDir(dir);
+  if (empty === false && !options.force) {
+    throw new CreateAppError(
+      TARGET_NOT_EMPTY,
+      `${dir} exists and is not empty. Choose another name, or pass --force to replace it.`,
+    );
+  }
+  const kitSpec = kitSpecFrom(options.kit, env, cwd);
+
+  const parent = dirname(dir);
+  await mkdir(parent, { recursive: true });
+  const suffix = randomBytes(4).toString('hex');
+  const tempDir = join(parent, `.${basename(dir)}.create-store-app-${suffix}`);
+  const backupDir = join(parent, `.${basename(dir)}.replaced-${suffix}`);
+  let gitCommitted = false;
+  try {
+    await writeProject(tempDir, join(templatesDir, template), name, kitSpec);
+    log(`Wrote the ${template} template`);
+    if (options.git ?? true) {
+      if (gitAvailable()) {
+        gitCommitted = gitCommit(tempDir);
+        if (!gitCommitted) {
+          await rm(join(tempDir, '.git'), { recursive: true, force: true });
+          log('git commit failed; skipped git (run git init yourself)');
+        } else log('Created a git repository with a first commit');
+      } else log('git not found; skipped git init');
+    }
+    await options.beforeCommit?.(tempDir);
+    if (empty !== null) await rename(dir, backupDir);
+    try {
+      await rename(tempDir, dir);
+    } catch (err) {
+      if (empty !== null) await rename(backupDir, dir);
+      throw err;
+    }
+    if (empty !== null) await rm(backupDir, { recursive: true, force: true });
+  } catch (err) {
+    await rm(tempDir, { recursive: true, force: true });
+    if (err instanceof CreateAppError) throw err;
+    throw new CreateAppError(
+      SCAFFOLD_FAILED,
+      `Could not create ${dir}: ${(err as Error).message}. Nothing was written.`,
+      { cause: err },
+    );
+  }
+
+  let installed: boolean | null = null;
+  if (options.install) {
+    log(`Installing dependencies with ${packageManager}`);
+    // Package managers are .cmd shims on Windows, which only a shell can start.
+    const r = spawnSync(packageManager, ['install'], {
+      cwd: dir,
+      stdio: 'inherit',
+      env,
+      shell: process.platform === 'win32',
+    });
+    installed = r.status === 0;
+  }
+  return { dir, name, template, packageManager, gitCommitted, installed };
+}

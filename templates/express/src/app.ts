@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { type StoreAppKit, type StoreAppOptions, storeApp } from 'store-app-kit';
+import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
+import { productNotesFor } from './db/schema.js';
+import { renderHomePage } from './views/home.js';
+
+export interface App {
+  app: Express;
+  kit: StoreAppKit;
+  close(): Promise<void>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+class BadRequest extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A fresh CSP nonce per response, read by the page and by the kit's CSP header. */
+const cspNonce: RequestHandler = function cspNonce(_req, res, next) {
+  res.locals['cspNonce'] = randomBytes(16).toString('base64');
+  next();
+};
+
+/**
+ * Builds the app. Every setting comes from the environment (`.env`, or the
+ * variables the tests set for their local platform) unless passed here.
+ */
+export async function createApp(options: StoreAppOptions = {}): Promise<App> {
+  // The purge needs the app's tables at creation, so the dialect is read from
+  // the same DATABASE_URL the kit uses.
+  const kit = await storeApp({
+    ...options,
+    storeScopedTables: [productNotesFor(kitDialect(options))],
+    securityHeaders: {
+      helmet: {
+        contentSecurityPolicy: {
+          directives: {
+            scriptSrc: [
+              "'self'",
+              (_req, res) => `'nonce-${(res as express.Response).locals['cspNonce']}'`,
+            ],
+            styleSrc: [
+              "'self'",
+              (_req, res) => `'nonce-${(res as express.Response).locals['cspNonce']}'`,
+            ],
+          },
+        },
+      },
+      ...options.securityHeaders,
+    },
+  });
+  await migrateAppTables(kit.db, kit.storage.dialect);
+  const notes = createNotesRepository(kit.db, kit.storage.dialect);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(cspNonce);
+  // Install routes (/auth, /auth/callback), the webhook receiver (/webhooks), sessions, headers.
+  app.use(kit.middleware());
+
+  const api = express.Router();
+  api.use(express.json({ limit: '16kb' }));
+  api.use(kit.authenticated());
+
+  // The embedded page swaps its short-lived token here before it expires.
+  api.get('/session-token', async (_req, res) => {
+    const { token, expiresAt } = await res.locals.store.sessionToken();
+    res.set('Cache-Control', 'no-store');
+    res.json({ token, expiresAt: expiresAt.toISOString() });
+  });
+
+  api.get('/products', async (_req, res) => {
+    const page = await res.locals.store.client.products.list({ limit: 50 });
+    res.json({ data: page.data });
+  });
+
+  api.get('/orders', async (_req, res) => {
+    const page = await res.locals.store.client.orders.list({
+      limit: 10,
+      sort: 'created_at',
+      order: 'desc',
+    });
+    res.json({ data: page.data });
+  });
+
+  api.get('/notes', async (_req, res) => {
+    res.json({ data: await notes.list(res.locals.store.storeId) });
+  });
+
+  api.put('/products/:productId/note', async (req, res) => {
+    const productId = String(req.params['productId']);
+    if (!UUID.test(productId)) throw new BadRequest(404, 'NOT_FOUND', 'Unknown product.');
+    const note: unknown = req.body?.note;
+    if (typeof note !== 'string' || note.length > MAX_NOTE_LENGTH) {
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        `note must be a string of at most ${MAX_NOTE_LENGTH} characters.`,
+      );
+    }
+    const { storeId } = res.locals.store;
+    if (note.trim() === '') {
+      await notes.remove(storeId, productId);
+      res.status(204).end();
+      return;
+    }
+    res.json(await notes.save(storeId, productId, note));
+  });
+
+  // The example write against the platform: adjust a product's stock.
+  api.post('/inventory', async (req, res) => {
+    const { productId, increment } = (req.body ?? {}) as {
+      productId?: unknown;
+      increment?: unknown;
+    };
+    if (typeof productId !== 'string' || !UUID.test(productId)) {
+      throw new BadRequest(422, 'VALIDATION_ERROR', 'productId must be a product id.');
+    }
+    if (
+      typeof increment !== 'number' ||
+      !Number.isInteger(increment) ||
+      increment === 0 ||
+      Math.abs(increment) > 1000
+    ) {
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        'increment must be a non-zero integer between -1000 and 1000.',
+      );
+    }
+    const { client } = res.locals.store;
+    // A product with variants keeps stock per variant: adjust the first one.
+    const before = await client.products.get(productId);
+    const variantId = before.variants?.[0]?.id;
+    await client.inventory.adjust(productId, increment, variantId ? { variantId } : {});
+    const product = await client.products.get(productId);
+    res.json({ productId, inventoryQuantity: product.inventoryQuantity });
+  });
+
+  app.use('/api', api);
+
+  app.get('/', kit.authenticated(), async (_req, res) => {
+    const { storeId } = res.locals.store;
+    // The page carries a session token: never cache it.
+    res.set('Cache-Control', 'no-store');
+    res.type('html').send(
+      renderHomePage({
+        storeId,
+        sessionToken: (await res.locals.store.sessionToken()).token,
+        nonce: String(res.locals['cspNonce']),
+      }),
+    );
+  });
+
+  app.use(errorHandler);
+
+  return {
+    app,
+    kit,
+    async close() {
+      await kit.close();
+    },
+  };
+}
+
+function kitDialect(options: StoreAppOptions): 'sqlite' | 'postgres' {
+  const url = options.storage?.databaseUrl ?? process.env['DATABASE_URL'] ?? '';
+  return /^postgres(ql)?:\/\//.test(url) ? 'postgres' : 'sqlite';
+}
+
+/**
+ * Bad input answers 4xx with `{code, message}`; errors from the platform keep
+ * their status (404, 409, 422…); anything else is a 500 without details.
+ */
+const errorHandler: ErrorRequestHandler = function errorHandler(err, _req, res, _next) {
+  const e = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    code?: unknown;
+    message?: unknown;
+    type?: unknown;
+  };
+  const status =
+    typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (res.headersSent) return;
+  if (status >= 400 && status < 500) {
+    res.status(status).json({
+      code:
+        typeof e.code === 'string'
+          ? e.code
+          : e.type === 'entity.parse.failed'
+            ? 'INVALID_JSON'
+            : 'BAD_REQUEST',
+      message: typeof e.message === 'string' ? e.message : 'Bad request.',
+    });
+    return;
+  }
+  console.error(err);
+  res
+    .status(status >= 500 && status < 600 ? status : 500)
+    .json({ code: 'INTERNAL_ERROR', message: 'Something went wrong.' });
+};

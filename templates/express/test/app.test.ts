@@ -1,0 +1,203 @@
+/**
+ * Runs the app against the local platform over real sockets: install a
+ * seeded store, use the JSON routes the embedded page calls, then uninstall
+ * and check that the store's data is gone.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Platform, startPlatform } from 'store-app-kit/platform';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../src/app.js';
+import { createNotesRepository } from '../src/db/notes.js';
+
+let platform: Platform;
+let server: Server;
+let appUrl: string;
+let app: App;
+let storeId: string;
+let token: string;
+let dataDir: string;
+const clientId = `app_${randomBytes(8).toString('hex')}`;
+
+/**
+ * Follows the browser side of an install with a tiny cookie jar, then asks the
+ * app for an app session token as the embedded page does.
+ */
+async function install(store: string): Promise<string> {
+  const jar = new Map<string, string>();
+  const get = async (url: string) => {
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: {
+        accept: 'application/json',
+        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
+      },
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const eq = pair!.indexOf('=');
+      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    return res;
+  };
+  const begin = await get(`${appUrl}/auth?store_id=${store}`);
+  expect(begin.status).toBe(302);
+  const callback = await platform.approveInstall({
+    authorizeUrl: begin.headers.get('location')!,
+    storeId: store,
+  });
+  const done = await get(callback);
+  expect(done.status).toBeGreaterThanOrEqual(300);
+  expect(done.status).toBeLessThan(400);
+  const session = await get(`${appUrl}/api/session-token`);
+  expect(session.status).toBe(200);
+  return ((await session.json()) as { token: string }).token;
+}
+
+beforeAll(async () => {
+  platform = await startPlatform({ webhookRetrySchedule: [1] });
+  server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dataDir = mkdtempSync(join(tmpdir(), 'store-app-test-'));
+
+  const clientSecret = randomBytes(32).toString('base64url');
+  const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
+  const scopes = 'read_products,read_orders,read_inventory,write_inventory';
+  await platform.registerApp({
+    name: 'Template test',
+    redirectUri: `${appUrl}/auth/callback`,
+    webhookUrl: `${appUrl}/webhooks`,
+    scopes,
+    clientId,
+    clientSecret,
+    webhookSecret,
+  });
+  // The app reads its settings from the environment, exactly as with .env.
+  Object.assign(process.env, {
+    NODE_ENV: 'test',
+    STORE_APP_URL: appUrl,
+    STORE_AUTH_URL: platform.authUrl,
+    STORE_APP_CLIENT_ID: clientId,
+    STORE_APP_CLIENT_SECRET: clientSecret,
+    STORE_APP_WEBHOOK_SECRET: webhookSecret,
+    STORE_APP_SCOPES: scopes,
+    STORE_APP_ENCRYPTION_KEYS: randomBytes(32).toString('base64url'),
+    STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
+    DATABASE_URL: process.env['TEST_DATABASE_URL'] ?? join(dataDir, 'app.db'),
+  });
+  app = await createApp();
+  server.on('request', app.app);
+
+  ({ storeId } = await platform.createStore({ name: 'Test store', seed: true }));
+  token = await install(storeId);
+});
+
+afterAll(async () => {
+  server?.close();
+  await app?.close();
+  await platform?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('embedded app', () => {
+  it('lists the store’s products through the app’s own API', async () => {
+    const res = await request(appUrl).get('/api/products').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    const expected = await app.kit.client(storeId).products.list({ limit: 50 });
+    expect(res.body.data.length).toBeGreaterThan(0);
+    expect(res.body.data.map((p: { name: string }) => p.name)).toEqual(
+      expected.data.map((p) => p.name),
+    );
+  });
+
+  it('lists recent orders', async () => {
+    const res = await request(appUrl).get('/api/orders').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    expect(Array.isArray(res.body.data)).toBe(true);
+    expect(res.body.data.length).toBeLessThanOrEqual(10);
+  });
+
+  it('refuses API calls without a valid app session token', async () => {
+    const none = await request(appUrl).get('/api/products').set('Accept', 'application/json');
+    expect(none.status).toBe(401);
+    const forged = await request(appUrl)
+      .get('/api/products')
+      .set('Accept', 'application/json')
+      .set('Authorization', `Bearer ${token.slice(0, -4)}AAAA`);
+    expect(forged.status).toBe(401);
+  });
+
+  it('renders the home page with a script allowed by the CSP nonce', async () => {
+    const res = await request(appUrl).get('/').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    const nonce = /<script nonce="([^"]+)"/.exec(res.text)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(res.headers['content-security-policy']).toContain(`'nonce-${nonce}'`);
+  });
+
+  it('adjusts inventory on the platform (the example write)', async () => {
+    const products = await app.kit.client(storeId).products.list({ limit: 1 });
+    const product = products.data[0]!;
+    const res = await request(appUrl)
+      .post('/api/inventory')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ productId: product.id, increment: 1 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.inventoryQuantity).toBe((product.inventoryQuantity ?? 0) + 1);
+  });
+
+  it('answers bad input with 4xx and changes nothing', async () => {
+    const products = await app.kit.client(storeId).products.list({ limit: 1 });
+    const product = products.data[0]!;
+    const auth = { Authorization: `Bearer ${token}` };
+    const bad = await request(appUrl)
+      .post('/api/inventory')
+      .set(auth)
+      .send({ productId: product.id, increment: 1.5 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.code).toBe('VALIDATION_ERROR');
+    const malformed = await request(appUrl)
+      .post('/api/inventory')
+      .set(auth)
+      .set('Content-Type', 'application/json')
+      .send('{"productId":');
+    expect(malformed.status).toBe(400);
+    const long = await request(appUrl)
+      .put(`/api/products/${product.id}/note`)
+      .set(auth)
+      .send({ note: 'x'.repeat(1001) });
+    expect(long.status).toBe(422);
+    const after = await app.kit.client(storeId).products.get(product.id);
+    expect(after.inventoryQuantity).toBe(product.inventoryQuantity);
+  });
+
+  it('saves a note per product and deletes the store’s notes on uninstall', async () => {
+    const products = await app.kit.client(storeId).products.list({ limit: 1 });
+    const productId = products.data[0]!.id;
+    const auth = { Authorization: `Bearer ${token}` };
+    const saved = await request(appUrl)
+      .put(`/api/products/${productId}/note`)
+      .set(auth)
+      .send({ note: 'Reorder in May' });
+    expect(saved.status).toBe(200);
+    const listed = await request(appUrl).get('/api/notes').set(auth);
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ productId, note: 'Reorder in May' }),
+    ]);
+
+    const notes = createNotesRepository(app.kit.db, app.kit.storage.dialect);
+    await platform.uninstall({ storeId, clientId });
+    const deadline = Date.now() + 10_000;
+    while ((await app.kit.installations.get(storeId)) !== null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await app.kit.installations.get(storeId)).toBeNull();
+    expect(await notes.list(storeId)).toEqual([]);
+  });
+});

@@ -1,0 +1,337 @@
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main, type Prompts } from '../../create-app/src/cli.js';
+import {
+  INVALID_NAME,
+  SCAFFOLD_FAILED,
+  TARGET_NOT_EMPTY,
+  UNKNOWN_TEMPLATE,
+} from '../../create-app/src/errors.js';
+import { detectPackageManager, kitSpecFrom, scaffold } from '../../create-app/src/scaffold.js';
+import { parseEnv } from '../../create-app/src/secrets.js';
+
+let work: string;
+beforeEach(() => {
+  work = mkdtempSync(join(tmpdir(), 'create-store-app-'));
+});
+afterEach(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Runs the CLI in-process as a non-TTY caller (CI, pipes) would. */
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  let out = '';
+  let err = '';
+  const code = await main(args, {
+    stdout: (t) => {
+      out += t;
+    },
+    stderr: (t) => {
+      err += t;
+    },
+    isTTY: false,
+    env,
+    cwd: work,
+  });
+  return { code, out, err };
+}
+
+async function expectCode(promise: Promise<unknown>, code: string) {
+  await expect(promise).rejects.toMatchObject({ code });
+}
+
+describe('scaffold', () => {
+  it('writes a complete project: renamed .gitignore, package name, kit spec, env files', async () => {
+    const r = await scaffold({ targetDir: 'shop-notes', cwd: work, git: false, kit: '^9.9.9' });
+    const dir = join(work, 'shop-notes');
+    expect(r.dir).toBe(dir);
+    expect(existsSync(join(dir, '.gitignore'))).toBe(true);
+    expect(existsSync(join(dir, '_gitignore'))).toBe(false);
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toMatch(/^\.env$/m);
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    expect(pkg.name).toBe('shop-notes');
+    expect(pkg.dependencies['store-app-kit']).toBe('^9.9.9');
+    for (const script of ['dev', 'start', 'test', 'build', 'migrate'])
+      expect(pkg.scripts[script]).toBeTruthy();
+    expect(existsSync(join(dir, 'src', 'app.ts'))).toBe(true);
+    expect(existsSync(join(dir, 'node_modules'))).toBe(false);
+    expect(existsSync(join(dir, 'dist'))).toBe(false);
+    // Nothing but the project is left in the parent (no temp or backup directory).
+    expect(readdirSync(work)).toEqual(['shop-notes']);
+  });
+
+  it('writes fresh, valid secrets into .env and only placeholders into .env.example', async () => {
+    await scaffold({ targetDir: 'a', cwd: work, git: false });
+    await scaffold({ targetDir: 'b', cwd: work, git: false });
+    const a = parseEnv(readFileSync(join(work, 'a', '.env'), 'utf8'));
+    const b = parseEnv(readFileSync(join(work, 'b', '.env'), 'utf8'));
+    const key = Buffer.from(a['STORE_APP_ENCRYPTION_KEYS']!, 'base64url');
+    expect(key.length).toBe(32);
+    expect(a['STORE_APP_ENCRYPTION_KEYS']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a['STORE_APP_SESSION_SECRET']!.length).toBeGreaterThanOrEqual(32);
+    expect(a['STORE_APP_CLIENT_ID']).toMatch(/^app_[0-9a-f]+$/);
+    expect(Buffer.from(a['STORE_APP_CLIENT_SECRET']!, 'base64url').length).toBe(32);
+    expect(a['STORE_APP_WEBHOOK_SECRET']).toMatch(/^whsec_/);
+    expect(Buffer.from(a['STORE_APP_WEBHOOK_SECRET']!.slice(6), 'base64').length).toBe(32);
+    for (const k of [
+      'STORE_APP_ENCRYPTION_KEYS',
+      'STORE_APP_SESSION_SECRET',
+      'STORE_APP_CLIENT_ID',
+      'STORE_APP_CLIENT_SECRET',
+      'STORE_APP_WEBHOOK_SECRET',
+    ]) {
+      expect(a[k], k).not.toBe(b[k]);
+    }
+    expect(a['DATABASE_URL']).toBe('./data/app.db');
+    expect(statSync(join(work, 'a', '.env')).mode & 0o077).toBe(0);
+
+    const exampleText = readFileSync(join(work, 'a', '.env.example'), 'utf8');
+    const example = parseEnv(exampleText);
+    expect(Object.keys(example).sort()).toEqual(Object.keys(a).sort());
+    for (const k of [
+      'STORE_APP_ENCRYPTION_KEYS',
+      'STORE_APP_SESSION_SECRET',
+      'STORE_APP_CLIENT_SECRET',
+    ]) {
+      expect(exampleText).not.toContain(a[k]!);
+    }
+    expect(exampleText).toMatch(/^# .*postgres/im);
+  });
+
+  it('makes a first git commit with the project files and without .env', async () => {
+    const r = await scaffold({ targetDir: 'with-git', cwd: work, git: true });
+    expect(r.gitCommitted).toBe(true);
+    const dir = join(work, 'with-git');
+    const log = spawnSync('git', ['log', '--oneline'], { cwd: dir, encoding: 'utf8' });
+    expect(log.stdout.trim().split('\n')).toHaveLength(1);
+    const files = spawnSync('git', ['ls-files'], { cwd: dir, encoding: 'utf8' }).stdout.split('\n');
+    expect(files).toContain('package.json');
+    expect(files).toContain('.gitignore');
+    expect(files).toContain('.env.example');
+    expect(files).not.toContain('.env');
+  });
+
+  it('refuses invalid package names and writes nothing', async () => {
+    for (const name of ['My App', '.hidden', 'node_modules', 'a'.repeat(215), 'UPPER']) {
+      await expectCode(scaffold({ targetDir: 'x', name, cwd: work, git: false }), INVALID_NAME);
+    }
+    await expectCode(scaffold({ targetDir: 'Bad Name', cwd: work, git: false }), INVALID_NAME);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('refuses a non-empty directory, keeps it intact, and replaces it with force', async () => {
+    const dir = join(work, 'taken');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'keep.txt'), 'mine');
+    await expectCode(scaffold({ targetDir: 'taken', cwd: work, git: false }), TARGET_NOT_EMPTY);
+    expect(readdirSync(dir)).toEqual(['keep.txt']);
+
+    await scaffold({ targetDir: 'taken', cwd: work, git: false, force: true });
+    expect(existsSync(join(dir, 'keep.txt'))).toBe(false);
+    expect(existsSync(join(dir, 'package.json'))).toBe(true);
+    expect(readdirSync(work)).toEqual(['taken']);
+  });
+
+  it('accepts an existing empty directory', async () => {
+    mkdirSync(join(work, 'empty'));
+    await scaffold({ targetDir: 'empty', cwd: work, git: false });
+    expect(existsSync(join(work, 'empty', 'package.json'))).toBe(true);
+  });
+
+  it('leaves nothing behind when it fails part-way', async () => {
+    const failing = scaffold({
+      targetDir: 'broken',
+      cwd: work,
+      git: true,
+      beforeCommit: () => {
+        throw new Error('disk full');
+      },
+    });
+    await expectCode(failing, SCAFFOLD_FAILED);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('keeps the old directory when a forced replace fails part-way', async () => {
+    const dir = join(work, 'old');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'keep.txt'), 'mine');
+    const failing = scaffold({
+      targetDir: 'old',
+      cwd: work,
+      git: false,
+      force: true,
+      beforeCommit: () => {
+        throw new Error('boom');
+      },
+    });
+    await expectCode(failing, SCAFFOLD_FAILED);
+    expect(readdirSync(work)).toEqual(['old']);
+    expect(readFileSync(join(dir, 'keep.txt'), 'utf8')).toBe('mine');
+  });
+
+  it('refuses an unknown template', async () => {
+    await expectCode(
+      scaffold({ targetDir: 'x', template: 'nope', cwd: work, git: false }),
+      UNKNOWN_TEMPLATE,
+    );
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('detects the package manager from npm_config_user_agent', () => {
+    expect(
+      detectPackageManager({ npm_config_user_agent: 'pnpm/9.1.0 npm/? node/v20.19.0 linux x64' }),
+    ).toBe('pnpm');
+    expect(detectPackageManager({ npm_config_user_agent: 'yarn/4.1.0 npm/? node/v20.19.0' })).toBe(
+      'yarn',
+    );
+    expect(detectPackageManager({ npm_config_user_agent: 'bun/1.1.0 npm/? node/v20' })).toBe('bun');
+    expect(detectPackageManager({ npm_config_user_agent: 'npm/10.8.2 node/v20.19.0' })).toBe('npm');
+    expect(detectPackageManager({})).toBe('npm');
+  });
+
+  it('points the kit at a packed tarball given by flag or environment', () => {
+    expect(kitSpecFrom('../kit.tgz', {}, '/home/me')).toBe('file:/home/kit.tgz');
+    expect(kitSpecFrom(undefined, { CREATE_STORE_APP_KIT_SPEC: '/tmp/k.tgz' }, '/')).toBe(
+      'file:/tmp/k.tgz',
+    );
+    expect(kitSpecFrom(undefined, {}, '/')).toMatch(/^\^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('create-store-app CLI without a terminal', () => {
+  it('never prompts, takes every choice from flags, and prints the next steps', async () => {
+    const r = await cli(['my-app', '--no-install', '--no-git', '--pm', 'pnpm']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(existsSync(join(work, 'my-app', 'package.json'))).toBe(true);
+    expect(existsSync(join(work, 'my-app', '.git'))).toBe(false);
+    expect(r.out).toContain('cd my-app');
+    expect(r.out).toContain('pnpm install');
+    expect(r.out).toContain('pnpm dev');
+  });
+
+  it('uses the package manager that ran it when --pm is absent', async () => {
+    const r = await cli(['y-app', '--no-install', '--no-git'], {
+      npm_config_user_agent: 'yarn/4.0.0 node/v20',
+    });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('yarn dev');
+  });
+
+  it('requires a directory when it cannot prompt', async () => {
+    const r = await cli(['--no-install']);
+    expect(r.code).toBe(2);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('rejects unknown flags and package managers with usage errors', async () => {
+    expect((await cli(['x', '--pm', 'pip'])).code).toBe(2);
+    expect((await cli(['x', '--frobnicate'])).code).toBe(2);
+    expect(readdirSync(work)).toEqual([]);
+  });
+
+  it('refuses a non-empty directory unless --force', async () => {
+    mkdirSync(join(work, 'busy'));
+    writeFileSync(join(work, 'busy', 'x'), '');
+    const refused = await cli(['busy', '--no-install', '--no-git']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('--force');
+    const forced = await cli(['busy', '--no-install', '--no-git', '--force', '--yes']);
+    expect(forced.code).toBe(0);
+    expect(existsSync(join(work, 'busy', 'package.json'))).toBe(true);
+  });
+
+  it('prints help', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    for (const flag of ['--template', '--pm', '--no-install', '--no-git', '--yes', '--force']) {
+      expect(r.out).toContain(flag);
+    }
+    expect(readdirSync(work)).toEqual([]);
+  });
+});
+
+describe('create-store-app CLI in a terminal', () => {
+  const CANCEL = Symbol('cancel');
+
+  /** Scripted answers in prompt order; records every question asked. */
+  function scripted(answers: unknown[]) {
+    const asked: string[] = [];
+    const next = async (o: { message: string }) => {
+      asked.push(o.message);
+      return answers.shift() as never;
+    };
+    const prompts: Prompts = {
+      intro: () => {},
+      outro: () => {},
+      isCancel: ((v: unknown) => v === CANCEL) as unknown as Prompts['isCancel'],
+      text: next as Prompts['text'],
+      select: next as Prompts['select'],
+      confirm: next as Prompts['confirm'],
+    };
+    return { prompts, asked };
+  }
+
+  async function tty(args: string[], prompts: Prompts) {
+    let err = '';
+    const code = await main(args, {
+      stdout: () => {},
+      stderr: (t) => {
+        err += t;
+      },
+      isTTY: true,
+      env: {},
+      cwd: work,
+      prompts,
+    });
+    return { code, err };
+  }
+
+  it('asks for name, package manager, install and git, and uses the answers', async () => {
+    const { prompts, asked } = scripted(['asked-app', 'pnpm', false, false]);
+    const r = await tty([], prompts);
+    expect(r.code, r.err).toBe(0);
+    expect(asked).toEqual([
+      'Project name',
+      'Package manager',
+      'Install dependencies?',
+      'Initialise a git repository?',
+    ]);
+    expect(existsSync(join(work, 'asked-app', 'package.json'))).toBe(true);
+    expect(existsSync(join(work, 'asked-app', '.git'))).toBe(false);
+  });
+
+  it('asks only what the flags leave open', async () => {
+    const { prompts, asked } = scripted([true]);
+    const r = await tty(['flagged', '--pm', 'npm', '--no-install'], prompts);
+    expect(r.code, r.err).toBe(0);
+    expect(asked).toEqual(['Initialise a git repository?']);
+    expect(existsSync(join(work, 'flagged', '.git'))).toBe(true);
+  });
+
+  it('never asks with --yes', async () => {
+    const { prompts, asked } = scripted([]);
+    const r = await tty(['quiet', '--yes', '--no-install', '--no-git'], prompts);
+    expect(r.code, r.err).toBe(0);
+    expect(asked).toEqual([]);
+  });
+
+  it('writes nothing when the user cancels', async () => {
+    const { prompts } = scripted(['cancelled-app', 'npm', CANCEL]);
+    const r = await tty([], prompts);
+    expect(r.code).toBe(1);
+    expect(readdirSync(work)).toEqual([]);
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * Issue 6 item 4: the merchant's path in a real browser (Debian's headless
+ * Chromium driven by playwright-core). The example app (templates/express,
+ * compiled and linked to this repository's built kit exactly as `npm run demo`
+ * does) runs with the local platform in one child process, like `npm run dev`.
+ * Admin → Install → consent Approve → the app embedded in the admin iframe
+ * shows the store's products → save a note → Uninstall → the app's database
+ * holds nothing of that store.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CHROMIUM = '/usr/bin/chromium';
+const chromiumPresent = existsSync(CHROMIUM);
+if (!chromiumPresent && process.env['CI'] === 'true') {
+  throw new Error(`${CHROMIUM} is missing; .ci/run installs it (apt-get install chromium).`);
+}
+
+let work: string;
+let child: ChildProcess | undefined;
+let browser: Browser | undefined;
+let adminStoreUrl = '';
+let output = '';
+let outDir: string | undefined;
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  if (!chromiumPresent) return;
+  work = mkdtempSync(join(tmpdir(), 'e2e-'));
+  if (!existsSync(join(root, 'dist', 'platform', 'index.js'))) {
+    spawnSync(
+      process.execPath,
+      [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: root,
+      },
+    );
+  }
+  // Its own compiled copy (under the gitignored dist/), so a parallel run of the demo's
+  // prepare step cannot rewrite the files this test is running.
+  outDir = join(root, 'templates/express/dist', `e2e-${randomBytes(4).toString('hex')}`);
+  const prep = spawnSync(
+    process.execPath,
+    [join(root, 'create-app/scripts/demo.js'), '--prepare-only', '--out-dir', outDir],
+    { cwd: root, encoding: 'utf8' },
+  );
+  expect(prep.status, `${prep.stdout}\n${prep.stderr}`).toBe(0);
+
+  const [appPort, platformPort] = [await freePort(), await freePort()];
+  child = spawn(process.execPath, [join(outDir, 'dev.js')], {
+    // A directory without .env: every setting comes from here.
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      PORT: String(appPort),
+      STORE_APP_URL: `http://127.0.0.1:${appPort}`,
+      STORE_AUTH_URL: `http://127.0.0.1:${platformPort}`,
+      STORE_APP_CLIENT_ID: `app_${randomBytes(8).toString('hex')}`,
+      STORE_APP_CLIENT_SECRET: randomBytes(32).toString('base64url'),
+      STORE_APP_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      STORE_APP_SCOPES: 'read_products,read_orders,read_inventory,write_inventory',
+      STORE_APP_ENCRYPTION_KEYS: randomBytes(32).toString('base64url'),
+      STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
+      DATABASE_URL: join(work, 'app.db'),
+      STORE_PLATFORM_DB: join(work, 'platform.db'),
+    },
+  });
+  const collect = (b: Buffer) => {
+    output += b.toString();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const deadline = Date.now() + 20_000;
+  while (!/http:\/\/\S+\/admin\/stores\/[0-9a-f-]{36}/.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`dev did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  adminStoreUrl = /http:\/\/\S+\/admin\/stores\/[0-9a-f-]{36}/.exec(output)![0];
+
+  // Playwright gives every launch a fresh temporary user-data dir (and refuses --user-data-dir).
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (child && child.exitCode === null) {
+    child.kill('SIGTERM');
+    await new Promise((r) => child!.once('exit', r));
+  }
+  if (work) rmSync(work, { recursive: true, force: true });
+  if (outDir) rmSync(outDir, { recursive: true, force: true });
+});
+
+it.skipIf(!chromiumPresent)(
+  'merchant installs, uses and uninstalls the embedded app in Chromium',
+  { timeout: 90_000 },
+  async () => {
+    const storeId = adminStoreUrl.split('/').pop()!;
+    const page = await browser!.newPage();
+    page.setDefaultTimeout(15_000);
+
+    await page.goto(adminStoreUrl);
+    await page.getByRole('link', { name: 'Install' }).click();
+    await page.getByRole('button', { name: /Approve/ }).click();
+
+    // Back in the admin, with the app in its iframe.
+    await page.waitForURL(/\/admin\/stores\/[0-9a-f-]{36}\/apps\//);
+    const frame = page.frameLocator('iframe.app');
+    await expect
+      .poll(() => frame.locator('body[data-loaded="true"]').count(), { timeout: 15_000 })
+      .toBe(1);
+
+    const platformDb = new Database(join(work, 'platform.db'), { readonly: true });
+    const storeProducts = (
+      platformDb.prepare('SELECT name FROM products WHERE store_id = ?').all(storeId) as {
+        name: string;
+      }[]
+    ).map((p) => p.name);
+    platformDb.close();
+    const shown = await frame.locator('td.product-name').allTextContents();
+    expect(storeProducts.length).toBeGreaterThan(0);
+    expect(shown.length).toBe(Math.min(50, storeProducts.length));
+    for (const name of shown) expect(storeProducts).toContain(name);
+
+    // The example write: a note on the first product, stored in the app's own table.
+    const first = frame.locator('#products tr').first();
+    await first.locator('input').fill('Reorder before the holidays');
+    await first.locator('button.save-note').click();
+    await expect.poll(() => frame.locator('#status').textContent()).toContain('Note saved');
+
+    // The write against the platform: +1 stock, shown from the platform's answer.
+    const stock = first.locator('td.stock');
+    const before = Number(await stock.textContent());
+    await first.locator('button.add-stock').click();
+    await expect.poll(() => stock.textContent()).toBe(String(before + 1));
+
+    mkdirSync(join(root, 'test-artifacts'), { recursive: true });
+    await page.screenshot({
+      path: join(root, 'test-artifacts', 'embedded-app.png'),
+      fullPage: true,
+    });
+
+    const appDb = new Database(join(work, 'app.db'), { readonly: true });
+    const count = (table: string) =>
+      (
+        appDb.prepare(`SELECT count(*) AS n FROM ${table} WHERE store_id = ?`).get(storeId) as {
+          n: number;
+        }
+      ).n;
+    expect(count('product_notes')).toBe(1);
+    expect(count('store_app_installations')).toBe(1);
+
+    // Uninstall from the admin: tokens revoked, app.uninstalled delivered, store purged.
+    await page.goto(adminStoreUrl);
+    await page.getByRole('button', { name: 'Uninstall' }).click();
+    await page.waitForURL(/notice=uninstalled/);
+    await expect
+      .poll(() => count('product_notes') + count('store_app_installations'), { timeout: 15_000 })
+      .toBe(0);
+    for (const table of ['store_app_sessions', 'store_app_oauth_states']) {
+      expect(count(table), table).toBe(0);
+    }
+    appDb.close();
+  },
+);
