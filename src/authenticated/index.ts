@@ -1,0 +1,291 @@
+/**
+ * `kit.authenticated()`: finds the store of a request (app session token,
+ * admin launch token, or the session cookie), checks the installation (from
+ * the token manager's memory while the token is valid: no platform call, no
+ * database read), and sets `res.locals.store = { storeId, scopes, client }`.
+ *
+ * When the app cannot act for the store (not installed, uninstalled, refresh
+ * refused, scopes grown), a page navigation is sent through the install and a
+ * fetch/XHR call gets 401 JSON plus a header naming where to re-authorise.
+ */
+import { randomBytes } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
+import type { ClientFactory } from '../client/factory.js';
+import type { StoreApiClient } from '../client/index.js';
+import { StorageError, StoreAppError } from '../errors/index.js';
+import type { TokenManager } from '../refresh/manager.js';
+import type { ResolvedAuthenticatedOptions } from './options.js';
+import {
+  isPlausibleStoreId,
+  type LaunchVerifier,
+  type SessionTokenIssuer,
+} from './session-token.js';
+
+export {
+  createLaunchVerifier,
+  createSessionTokens,
+  LAUNCH_TOKEN_INVALID,
+  SESSION_TOKEN_EXPIRED,
+  SESSION_TOKEN_INVALID,
+  SessionTokenError,
+} from './session-token.js';
+
+/** What `authenticated()` puts on `res.locals.store`. */
+export interface AuthenticatedStore {
+  storeId: string;
+  /** Scopes the merchant granted. */
+  scopes: readonly string[];
+  /** The API client for this store (refreshes itself, paced, typed errors). */
+  client: StoreApiClient;
+  /** Mint an app session token for the embedded frontend (`Authorization: Bearer`). */
+  sessionToken(): Promise<{ token: string; expiresAt: Date }>;
+}
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** Set by `kit.authenticated()`; present on every route behind it. */
+      store: AuthenticatedStore;
+    }
+  }
+}
+
+export const SESSION_REQUIRED = 'SESSION_REQUIRED' as const;
+export const SCOPES_CHANGED = 'SCOPES_CHANGED' as const;
+
+export interface AuthenticatedDeps {
+  tokens: Pick<TokenManager, 'getInstallation' | 'reload'>;
+  clients: Pick<ClientFactory, 'forStore'>;
+  /** Scopes the app is configured to need; a grant lacking one sends the merchant through /auth. */
+  scopes: readonly string[];
+  sessionTokens: SessionTokenIssuer;
+  /** Absent when the app is not embedded. */
+  launch?: { param: string; verifier: LaunchVerifier };
+  /** Binds the browser session to a store (regenerating its id). */
+  startSession?: (req: Request, storeId: string) => Promise<void>;
+  /** Absolute URL of the install begin route (`{appUrl}/auth`). */
+  beginUrl: string;
+  options: ResolvedAuthenticatedOptions;
+  logger?: { warn(obj: Record<string, unknown>, msg: string): void };
+}
+
+/** True for a top-level page load; false for fetch/XHR (which must not get a redirect). */
+export function isPageNavigation(req: Request): boolean {
+  if (req.get('x-requested-with')) return false;
+  if (/^bearer\s/i.test(req.get('authorization') ?? '')) return false;
+  const mode = req.get('sec-fetch-mode');
+  if (mode) return mode === 'navigate';
+  const accept = req.get('accept') ?? '';
+  return req.method === 'GET' && /\btext\/html\b/i.test(accept);
+}
+
+function isEmbeddedLoad(req: Request): boolean {
+  return req.get('sec-fetch-dest') === 'iframe' || req.query.embedded === '1';
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
+}
+
+export function createAuthenticated(deps: AuthenticatedDeps) {
+  const { options } = deps;
+  const required = [...deps.scopes];
+  const missingFrom = (granted: readonly string[]) => required.filter((s) => !granted.includes(s));
+
+  function authUrlFor(storeId: string | undefined): string {
+    const url = new URL(deps.beginUrl);
+    if (storeId) url.searchParams.set('store_id', storeId);
+    return url.toString();
+  }
+
+  function reauthorize(
+    req: Request,
+    res: Response,
+    storeId: string | undefined,
+    code: string,
+    message: string,
+  ): void {
+    const url = authUrlFor(storeId);
+    res.set('Cache-Control', 'no-store');
+    if (!isPageNavigation(req)) {
+      res.set(options.reauthorizeHeader, url);
+      res.status(401).json({ code, message });
+      return;
+    }
+    if (!isEmbeddedLoad(req)) {
+      res.redirect(302, url);
+      return;
+    }
+    // Inside the admin's iframe the OAuth pages cannot load (they refuse framing):
+    // leave the frame. A nonce lets this one inline script run under a strict CSP.
+    const nonce = randomBytes(16).toString('base64');
+    const existing = res.getHeader('content-security-policy');
+    const frameAncestors =
+      typeof existing === 'string' ? /frame-ancestors[^;]*/.exec(existing)?.[0] : undefined;
+    res.set(
+      'Content-Security-Policy',
+      `default-src 'none'; script-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'` +
+        (frameAncestors ? `; ${frameAncestors}` : ''),
+    );
+    const safe = escapeHtml(url);
+    res
+      .status(200)
+      .type('html')
+      .send(
+        `<!doctype html><meta charset="utf-8"><title>Authorise the app</title>` +
+          `<p><a href="${safe}" target="_top">Continue to authorise the app</a></p>` +
+          `<script nonce="${nonce}">window.top.location.href=${JSON.stringify(url).replace(/</g, '\\u003c')};</script>`,
+      );
+  }
+
+  function unavailable(res: Response, err: StoreAppError) {
+    res.set('Retry-After', '5');
+    res.set('Cache-Control', 'no-store');
+    res.status(503).json({
+      code: err.code,
+      message: 'The app cannot reach its storage or the platform right now; try again shortly.',
+    });
+  }
+
+  /** The store named by the request, and whether a bearer token (not a cookie) named it. */
+  async function findStore(
+    req: Request,
+    res: Response,
+  ): Promise<{ storeId?: string; bearerError?: StoreAppError; handled?: boolean }> {
+    const auth = req.get('authorization');
+    if (auth !== undefined) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+      if (!m?.[1]) {
+        return {
+          bearerError: new StoreAppError(
+            'SESSION_TOKEN_INVALID',
+            'The Authorization header must be "Bearer <app session token>".',
+          ),
+        };
+      }
+      try {
+        return { storeId: await deps.sessionTokens.verify(m[1]) };
+      } catch (err) {
+        if (err instanceof StoreAppError) return { bearerError: err };
+        throw err;
+      }
+    }
+    const launchToken = deps.launch ? req.query[deps.launch.param] : undefined;
+    if (deps.launch && typeof launchToken === 'string') {
+      try {
+        const storeId = await deps.launch.verifier.verify(launchToken);
+        if (deps.startSession) await deps.startSession(req, storeId);
+        return { storeId };
+      } catch (err) {
+        if (err instanceof StorageError) throw err;
+        // A stale or replayed launch link falls back to the session cookie.
+        deps.logger?.warn(
+          { code: err instanceof StoreAppError ? err.code : undefined },
+          'Launch token refused.',
+        );
+      }
+    }
+    const sessionStore = req.session?.storeId;
+    const queryStore = req.query.store_id;
+    if (
+      isPageNavigation(req) &&
+      isPlausibleStoreId(queryStore) &&
+      sessionStore !== undefined &&
+      queryStore !== sessionStore
+    ) {
+      // The merchant opened the app for another store than the session's: install/log in there.
+      reauthorize(req, res, queryStore, SESSION_REQUIRED, 'Sign in to this store first.');
+      return { handled: true };
+    }
+    return { storeId: sessionStore };
+  }
+
+  return function authenticated(): RequestHandler {
+    return async function storeAppAuthenticated(
+      req: Request,
+      res: Response,
+      next: NextFunction,
+    ): Promise<void> {
+      let storeId: string | undefined;
+      try {
+        const found = await findStore(req, res);
+        if (found.handled) return;
+        if (found.bearerError) {
+          res.set('Cache-Control', 'no-store');
+          res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
+          res
+            .status(401)
+            .json({ code: found.bearerError.code, message: found.bearerError.message });
+          return;
+        }
+        storeId = found.storeId;
+        if (!storeId) {
+          const q = req.query.store_id;
+          reauthorize(
+            req,
+            res,
+            isPlausibleStoreId(q) ? q : undefined,
+            SESSION_REQUIRED,
+            'No app session: open the app from the store admin, or send an app session token.',
+          );
+          return;
+        }
+        let installation = await deps.tokens.getInstallation(storeId);
+        let missing = missingFrom(installation.scopes);
+        if (missing.length > 0) {
+          // The memory copy may predate a reinstall in another process; ask the database.
+          installation = await deps.tokens.reload(storeId);
+          missing = missingFrom(installation.scopes);
+        }
+        if (missing.length > 0) {
+          reauthorize(
+            req,
+            res,
+            storeId,
+            SCOPES_CHANGED,
+            `The app now needs scopes the merchant has not granted (${missing.join(', ')}); authorise again.`,
+          );
+          return;
+        }
+        const id = storeId;
+        res.locals.store = {
+          storeId: id,
+          scopes: installation.scopes,
+          client: deps.clients.forStore(id),
+          sessionToken: () => deps.sessionTokens.mint(id),
+        };
+        next();
+      } catch (err) {
+        if (err instanceof NotInstalledError || err instanceof ReauthorizationRequiredError) {
+          reauthorize(req, res, storeId, err.code, err.message);
+          return;
+        }
+        if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {
+          unavailable(res, err);
+          return;
+        }
+        next(err);
+      }
+    };
+  };
+}
+
+/**
+ * `GET /auth/session-token` for a cookie-authenticated page: answers
+ * `{ token, expiresAt }` for the session's store. Mount behind `authenticated()`.
+ */
+export function sessionTokenHandler(): RequestHandler {
+  return async function storeAppSessionToken(_req, res, next) {
+    try {
+      const { token, expiresAt } = await res.locals.store.sessionToken();
+      res.set('Cache-Control', 'no-store');
+      res.json({ token, expiresAt: expiresAt.toISOString() });
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Builds the request-side runtime of a kit in one call (token manager, client
+ * factory, session tokens, `authenticated()`), so `src/kit.ts` only wires it.
+ */
+import type { Request, RequestHandler } from 'express';
+import { createClientFactory } from '../client/factory.js';
+import type { StoreApiClient } from '../client/index.js';
+import type { ResolvedConfig } from '../config/index.js';
+import { startStoreSession } from '../http/session.js';
+import { requestToken } from '../oauth/token-endpoint.js';
+import { createTokenManager, type TokenManager } from '../refresh/manager.js';
+import type { Storage } from '../storage/types.js';
+import { createAuthenticated, sessionTokenHandler } from './index.js';
+import { createLaunchVerifier, createSessionTokens } from './session-token.js';
+
+/** The pino logger fits. */
+export interface RuntimeLogger {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+export interface ApiRuntime {
+  tokens: TokenManager;
+  /** `kit.client(storeId)`. */
+  client(storeId: string): StoreApiClient;
+  /** `kit.authenticated()`. */
+  authenticated(): RequestHandler;
+  /** `kit.sessionToken(storeId)`: an app session token for the embedded frontend. */
+  sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
+  /** Handler for `GET /auth/session-token` (mount behind `authenticated()`). */
+  sessionTokenHandler(): RequestHandler;
+  /** After a purge (webhook or token_revoked): drop cached installation and client. */
+  forget(storeId: string): void;
+  /** Starts the background sweep. */
+  start(): void;
+  /** Stops the sweep and waits for a running pass. */
+  close(): Promise<void>;
+}
+
+export function createApiRuntime(
+  config: ResolvedConfig,
+  deps: {
+    storage: Pick<Storage, 'installations'>;
+    /** The same purge as the app.uninstalled webhook. */
+    purge: (storeId: string, options: { ifInstalledBefore: Date }) => Promise<unknown>;
+    logger?: RuntimeLogger;
+    /** @default globalThis.fetch */
+    fetch?: typeof fetch;
+  },
+): ApiRuntime {
+  let clients: ReturnType<typeof createClientFactory> | undefined;
+  const tokens = createTokenManager({
+    installations: deps.storage.installations,
+    options: config.refresh,
+    logger: deps.logger,
+    refresh: (refreshToken, signal) =>
+      requestToken(
+        {
+          url: config.oauth.refreshUrl,
+          clientId: config.oauth.clientId,
+          clientSecret: config.oauth.clientSecret,
+          encoding: config.oauth.tokenRequestEncoding,
+        },
+        { grant_type: 'refresh_token', refresh_token: refreshToken },
+        { signal, timeoutMs: config.oauth.tokenTimeoutMs, fetch: deps.fetch },
+      ),
+    onRevoked: async (storeId, options) => {
+      clients?.forget(storeId);
+      await deps.purge(storeId, options);
+    },
+  });
+  clients = createClientFactory({
+    options: deps.fetch ? { ...config.client, fetch: deps.fetch } : config.client,
+    tokens,
+    logger: deps.logger,
+  });
+  const sessionTokens = createSessionTokens({
+    secrets: config.session.secret,
+    clientId: config.oauth.clientId,
+    issuer: config.appUrl,
+    ttlSeconds: config.authenticated.sessionTokenTtlSeconds,
+    clockToleranceSeconds: config.authenticated.clockToleranceSeconds,
+  });
+  const launch = config.embedded.enabled
+    ? {
+        param: config.embedded.launchParam,
+        verifier: createLaunchVerifier({
+          clientSecret: config.oauth.clientSecret,
+          clientId: config.oauth.clientId,
+          issuer: config.oauth.authUrl,
+          clockToleranceSeconds: config.authenticated.clockToleranceSeconds,
+        }),
+      }
+    : undefined;
+  const authenticated = createAuthenticated({
+    tokens,
+    clients,
+    scopes: config.oauth.scopes,
+    sessionTokens,
+    launch,
+    startSession: (req: Request, storeId: string) => startStoreSession(req, storeId),
+    beginUrl: config.auth.beginUrl,
+    options: config.authenticated,
+    logger: deps.logger,
+  });
+  const factory = clients;
+  return {
+    tokens,
+    client: (storeId) => factory.forStore(storeId),
+    authenticated,
+    sessionToken: (storeId) => sessionTokens.mint(storeId),
+    sessionTokenHandler,
+    forget(storeId) {
+      tokens.invalidate(storeId);
+      factory.forget(storeId);
+    },
+    start: () => tokens.startSweep(),
+    close: () => tokens.stopSweep(),
+  };
+}

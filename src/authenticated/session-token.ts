@@ -1,0 +1,209 @@
+/**
+ * App session tokens and admin launch tokens (both HS256 JWTs, jose).
+ *
+ * - The app session token is what the embedded frontend sends as
+ *   `Authorization: Bearer`, because third-party cookies fail inside the admin's
+ *   iframe. The kit mints it; its key is derived (HKDF) from the session secret,
+ *   so it differs from the cookie-signing key and rotates with it.
+ * - The launch token is what the admin puts in `?launch=` when it frames the app
+ *   (docs/platform-contract.md, "Launching an embedded app"): signed with the
+ *   app's client secret, `iss` = the platform, `aud` = client id, `sub` = store.
+ */
+import { createSecretKey, hkdfSync, type KeyObject, randomUUID } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { StoreAppError } from '../errors/index.js';
+
+export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
+export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
+export const LAUNCH_TOKEN_INVALID = 'LAUNCH_TOKEN_INVALID' as const;
+
+export type SessionTokenErrorCode =
+  | typeof SESSION_TOKEN_INVALID
+  | typeof SESSION_TOKEN_EXPIRED
+  | typeof LAUNCH_TOKEN_INVALID;
+
+/** A bearer or launch token was refused. The message never contains the token. */
+export class SessionTokenError extends StoreAppError<SessionTokenErrorCode> {
+  constructor(code: SessionTokenErrorCode, message: string, cause?: unknown) {
+    super(code, message, { status: 401, cause });
+  }
+}
+
+/** Longer strings are not tokens we minted; refuse before any parsing. */
+const MAX_TOKEN_LENGTH = 4096;
+/** Verified session tokens remembered per process (the frontend reuses one for minutes). */
+const VERIFIED_CACHE_SIZE = 10_000;
+const STORE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isPlausibleStoreId(v: unknown): v is string {
+  return typeof v === 'string' && STORE_ID_PATTERN.test(v);
+}
+
+export interface SessionTokenIssuer {
+  /** Mint a token for the store; `expiresAt` tells the frontend when to fetch a new one. */
+  mint(storeId: string): Promise<{ token: string; expiresAt: Date }>;
+  /** Verify and return the store id; throws SessionTokenError. */
+  verify(token: string): Promise<string>;
+}
+
+function deriveKey(secret: string): KeyObject {
+  const bytes = hkdfSync(
+    'sha256',
+    Buffer.from(secret, 'utf8'),
+    Buffer.from('store-app-kit'),
+    Buffer.from('app-session-token/v1'),
+    32,
+  );
+  return createSecretKey(Buffer.from(bytes));
+}
+
+export function createSessionTokens(config: {
+  /** Session secrets, newest first: the first signs, all verify. */
+  secrets: readonly string[];
+  clientId: string;
+  /** The app's URL, the token's `iss`. */
+  issuer: string;
+  ttlSeconds: number;
+  clockToleranceSeconds: number;
+}): SessionTokenIssuer {
+  const keys = config.secrets.map(deriveKey);
+  const signingKey = keys[0];
+  if (!signingKey) throw new Error('createSessionTokens needs at least one secret.');
+  /**
+   * token → (store, expiry ms). Only tokens that passed full verification enter;
+   * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
+   * in jose) on every request of an embedded page.
+   */
+  const verified = new Map<string, { storeId: string; until: number }>();
+  return {
+    async mint(storeId) {
+      if (!isPlausibleStoreId(storeId)) {
+        throw new SessionTokenError(
+          SESSION_TOKEN_INVALID,
+          'Cannot mint a token for that store id.',
+        );
+      }
+      const iat = Math.floor(Date.now() / 1000);
+      const exp = iat + config.ttlSeconds;
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(config.issuer)
+        .setAudience(config.clientId)
+        .setSubject(storeId)
+        .setIssuedAt(iat)
+        .setExpirationTime(exp)
+        .setJti(randomUUID())
+        .sign(signingKey);
+      return { token, expiresAt: new Date(exp * 1000) };
+    },
+    async verify(token) {
+      if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+        throw new SessionTokenError(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
+      }
+      const hit = verified.get(token);
+      if (hit) {
+        if (Date.now() < hit.until) return hit.storeId;
+        verified.delete(token);
+      }
+      let last: unknown;
+      for (const key of keys) {
+        try {
+          const { payload } = await jwtVerify(token, key, {
+            algorithms: ['HS256'],
+            issuer: config.issuer,
+            audience: config.clientId,
+            clockTolerance: config.clockToleranceSeconds,
+            requiredClaims: ['sub', 'exp', 'iat'],
+            // A token cannot claim to live longer than we mint them.
+            maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
+          });
+          if (!isPlausibleStoreId(payload.sub)) {
+            throw new SessionTokenError(
+              SESSION_TOKEN_INVALID,
+              'The app session token names no store.',
+            );
+          }
+          if (verified.size >= VERIFIED_CACHE_SIZE) verified.clear();
+          // Never trusted longer than jose would accept it: exp, and iat + the lifetime we mint.
+          const until = Math.min(
+            (payload.exp ?? 0) * 1000,
+            ((payload.iat ?? 0) + config.ttlSeconds) * 1000,
+          );
+          verified.set(token, { storeId: payload.sub, until });
+          return payload.sub;
+        } catch (err) {
+          if (err instanceof joseErrors.JWTExpired) {
+            throw new SessionTokenError(
+              SESSION_TOKEN_EXPIRED,
+              'The app session token expired; fetch a new one and retry.',
+            );
+          }
+          if (err instanceof SessionTokenError) throw err;
+          // Only a bad signature may be fixed by an older key; claims failures are final.
+          last = err;
+          if (!(err instanceof joseErrors.JWSSignatureVerificationFailed)) break;
+        }
+      }
+      throw new SessionTokenError(
+        SESSION_TOKEN_INVALID,
+        'The app session token is invalid (bad signature, audience, issuer or claims).',
+        last instanceof Error ? { name: last.name } : undefined,
+      );
+    },
+  };
+}
+
+export interface LaunchVerifier {
+  /** Verify a launch token from the admin; returns the store id. Each token works once. */
+  verify(token: string): Promise<string>;
+}
+
+export function createLaunchVerifier(config: {
+  clientSecret: string;
+  clientId: string;
+  /** The platform's `{auth_url}`, the launch token's `iss`. */
+  issuer: string;
+  clockToleranceSeconds: number;
+}): LaunchVerifier {
+  const key = createSecretKey(Buffer.from(config.clientSecret, 'utf8'));
+  /** jti → expiry (ms): a launch URL replayed from history or a log starts no second session. */
+  const used = new Map<string, number>();
+  return {
+    async verify(token) {
+      if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+        throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token is malformed.');
+      }
+      let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          issuer: config.issuer,
+          audience: config.clientId,
+          clockTolerance: config.clockToleranceSeconds,
+          requiredClaims: ['sub', 'exp', 'iat'],
+          maxTokenAge: 120 + config.clockToleranceSeconds,
+        }));
+      } catch (err) {
+        throw new SessionTokenError(
+          LAUNCH_TOKEN_INVALID,
+          err instanceof joseErrors.JWTExpired
+            ? 'The launch token expired; open the app from the admin again.'
+            : 'The launch token is invalid.',
+          err instanceof Error ? { name: err.name } : undefined,
+        );
+      }
+      if (!isPlausibleStoreId(payload.sub)) {
+        throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token names no store.');
+      }
+      const now = Date.now();
+      for (const [jti, until] of used) if (until < now) used.delete(jti);
+      if (typeof payload.jti === 'string') {
+        if (used.has(payload.jti)) {
+          throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
+        }
+        used.set(payload.jti, ((payload.exp ?? 0) + config.clockToleranceSeconds) * 1000);
+      }
+      return payload.sub;
+    },
+  };
+}

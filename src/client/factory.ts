@@ -1,0 +1,60 @@
+/**
+ * One client factory per kit: shares the per-store rate-limit gates between
+ * every client of a store (routes and background jobs alike) and reuses client
+ * objects, so `kit.client(storeId)` on each request allocates nothing.
+ */
+import { StoreAppError } from '../errors/index.js';
+import { createStoreClient, type StoreApiClient } from './index.js';
+import type { ResolvedClientOptions } from './options.js';
+import { createRateLimiter, type RateLimiter } from './ratelimit.js';
+import { type ClientLogger, createTransport, type TokenSource } from './transport.js';
+
+/** Clients kept per process; beyond this the map starts over (clients are cheap to rebuild). */
+const MAX_CACHED_CLIENTS = 10_000;
+
+export interface ClientFactory {
+  /** The client of one store. */
+  forStore(storeId: string): StoreApiClient;
+  /** Drop a store's client and rate-limit state (after purge). */
+  forget(storeId: string): void;
+  readonly limiter: RateLimiter;
+}
+
+export function createClientFactory(deps: {
+  options: ResolvedClientOptions;
+  tokens: TokenSource;
+  logger?: ClientLogger;
+}): ClientFactory {
+  const limiter = createRateLimiter({
+    maxConcurrent: deps.options.maxConcurrent,
+    pacing: deps.options.pacing,
+  });
+  const clients = new Map<string, StoreApiClient>();
+  return {
+    limiter,
+    forStore(storeId) {
+      if (typeof storeId !== 'string' || storeId.length === 0 || storeId.length > 255) {
+        throw new StoreAppError('INVALID_STORE_ID', 'storeId must be a non-empty string.');
+      }
+      let client = clients.get(storeId);
+      if (!client) {
+        if (clients.size >= MAX_CACHED_CLIENTS) clients.clear();
+        client = createStoreClient(
+          createTransport({
+            storeId,
+            options: deps.options,
+            tokens: deps.tokens,
+            limiter,
+            logger: deps.logger,
+          }),
+        );
+        clients.set(storeId, client);
+      }
+      return client;
+    },
+    forget(storeId) {
+      clients.delete(storeId);
+      limiter.delete(storeId);
+    },
+  };
+}

@@ -1,0 +1,360 @@
+/**
+ * The typed REST client of the platform API, one per store. Built by the kit
+ * (`kit.client(storeId)`, `res.locals.store.client`); every method goes through
+ * the transport (pacing, retries, refresh, typed errors).
+ */
+import { ResponseInvalidError } from './errors.js';
+import type { HttpMethod, RequestOptions, Transport } from './transport.js';
+import type {
+  AnalyticsOverview,
+  AnalyticsRange,
+  AnalyticsSales,
+  AnalyticsSalesParams,
+  AnalyticsTopProducts,
+  AnalyticsTopProductsParams,
+  BlogPost,
+  Carrier,
+  Collection,
+  ContentPage,
+  Customer,
+  CustomerListParams,
+  Discount,
+  DraftOrder,
+  Fulfillment,
+  FulfillmentInput,
+  InventoryAdjustment,
+  InventoryLevels,
+  ListParams,
+  Order,
+  OrderListParams,
+  OrderUpdate,
+  Page,
+  Passthrough,
+  Product,
+  ProductCreate,
+  ProductInput,
+  Refund,
+  RefundInput,
+  ShippingLabel,
+  ShippingRateQuote,
+  ShippingZone,
+  StoreInfo,
+  StoreSettings,
+  Variant,
+  VariantInput,
+} from './types.js';
+
+/** Per-call options every method accepts last. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** A list method: takes list params, returns one page. */
+export type ListFn<T, P extends ListParams = ListParams> = (
+  params?: P,
+  options?: CallOptions,
+) => Promise<Page<T>>;
+
+/** A list method plus `listAll`, which iterates every record across pages. */
+export type Listable<T, P extends ListParams = ListParams> = ListFn<T, P> & {
+  listAll(params?: Omit<P, 'cursor'>, options?: CallOptions): AsyncIterable<T>;
+};
+
+export interface StoreApiClient {
+  readonly storeId: string;
+  /** Any endpoint under `{base_url}`: returns the parsed JSON body (undefined for 204). */
+  request<T = unknown>(method: HttpMethod, path: string, options?: RequestOptions): Promise<T>;
+  /**
+   * Every record of a list method, page after page, following `nextCursor`.
+   * Only one page is held at a time.
+   * @example for await (const p of client.paginate(client.products.list, { limit: 250 })) …
+   */
+  paginate<T, P extends ListParams>(
+    list: ListFn<T, P>,
+    params?: Omit<P, 'cursor'>,
+    options?: CallOptions,
+  ): AsyncIterable<T>;
+  products: {
+    list: Listable<Product, ListParams>;
+    get(id: string, options?: CallOptions): Promise<Product>;
+    create(input: ProductCreate, options?: CallOptions): Promise<Product>;
+    update(id: string, input: ProductInput, options?: CallOptions): Promise<Product>;
+    delete(id: string, options?: CallOptions): Promise<void>;
+    variants: {
+      list(productId: string, params?: ListParams, options?: CallOptions): Promise<Page<Variant>>;
+      create(productId: string, input: VariantInput, options?: CallOptions): Promise<Variant>;
+    };
+  };
+  collections: {
+    list: Listable<Collection>;
+    create(input: Passthrough, options?: CallOptions): Promise<Collection>;
+  };
+  orders: {
+    list: Listable<Order, OrderListParams>;
+    get(id: string, options?: CallOptions): Promise<Order>;
+    update(id: string, input: OrderUpdate, options?: CallOptions): Promise<Order>;
+    fulfill(id: string, input: FulfillmentInput, options?: CallOptions): Promise<Fulfillment>;
+    refund(id: string, input: RefundInput, options?: CallOptions): Promise<Refund>;
+  };
+  draftOrders: {
+    create(input: Passthrough, options?: CallOptions): Promise<DraftOrder>;
+  };
+  customers: {
+    list: Listable<Customer, CustomerListParams>;
+    get(id: string, options?: CallOptions): Promise<Customer>;
+    create(input: Passthrough, options?: CallOptions): Promise<Customer>;
+    update(id: string, input: Passthrough, options?: CallOptions): Promise<Customer>;
+  };
+  inventory: {
+    get(productId: string, options?: CallOptions): Promise<InventoryLevels>;
+    /** Set the stock to `quantity`. */
+    set(
+      productId: string,
+      quantity: number,
+      extra?: { variantId?: string },
+      options?: CallOptions,
+    ): Promise<InventoryLevels>;
+    /** Increment (positive `delta`) or decrement (negative) the stock. */
+    adjust(
+      productId: string,
+      delta: number,
+      extra?: { variantId?: string; allowNegative?: boolean },
+      options?: CallOptions,
+    ): Promise<InventoryLevels>;
+    /** The raw adjustment body: `{set}`, `{increment}` or `{decrement}`. */
+    update(
+      productId: string,
+      adjustment: InventoryAdjustment,
+      options?: CallOptions,
+    ): Promise<InventoryLevels>;
+  };
+  shipping: {
+    zones: Listable<ShippingZone>;
+    carriers: Listable<Carrier>;
+    createLabel(input: Passthrough, options?: CallOptions): Promise<ShippingLabel>;
+    /** Rates for a cart: `{ data: ShippingRate[], … }`. */
+    rates(input: Passthrough, options?: CallOptions): Promise<ShippingRateQuote>;
+  };
+  discounts: {
+    list: Listable<Discount>;
+    create(input: Passthrough, options?: CallOptions): Promise<Discount>;
+    update(id: string, input: Passthrough, options?: CallOptions): Promise<Discount>;
+    delete(id: string, options?: CallOptions): Promise<void>;
+  };
+  content: {
+    pages: {
+      list: Listable<ContentPage>;
+      create(input: Passthrough, options?: CallOptions): Promise<ContentPage>;
+    };
+    blog: {
+      list: Listable<BlogPost>;
+      create(input: Passthrough, options?: CallOptions): Promise<BlogPost>;
+    };
+  };
+  analytics: {
+    overview(params?: AnalyticsRange, options?: CallOptions): Promise<AnalyticsOverview>;
+    sales(params?: AnalyticsSalesParams, options?: CallOptions): Promise<AnalyticsSales>;
+    topProducts(
+      params?: AnalyticsTopProductsParams,
+      options?: CallOptions,
+    ): Promise<AnalyticsTopProducts>;
+  };
+  store: {
+    current(options?: CallOptions): Promise<StoreInfo>;
+    settings(options?: CallOptions): Promise<StoreSettings>;
+  };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function seg(id: string): string {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new TypeError('Resource ids must be non-empty strings.');
+  }
+  return encodeURIComponent(id);
+}
+
+export function createStoreClient(transport: Transport): StoreApiClient {
+  const storeId = transport.storeId;
+
+  async function raw(method: HttpMethod, path: string, opts: RequestOptions): Promise<unknown> {
+    return transport.call(method, path, opts);
+  }
+
+  /**
+   * A single record. The platform answers records bare (only lists have an
+   * envelope); a body that is exactly `{ data: {...} }` is unwrapped too. A 2xx
+   * that is not a JSON object is a broken response, never an empty record.
+   */
+  async function one<T>(method: HttpMethod, path: string, opts: RequestOptions): Promise<T> {
+    const body = await raw(method, path, opts);
+    if (!isRecord(body)) {
+      throw new ResponseInvalidError(`${method} ${path} answered without a JSON object.`, {
+        method,
+        path,
+      });
+    }
+    const keys = Object.keys(body);
+    if (keys.length === 1 && keys[0] === 'data') {
+      if (!isRecord(body.data)) {
+        throw new ResponseInvalidError(`${method} ${path} answered with an empty "data".`, {
+          method,
+          path,
+        });
+      }
+      return body.data as T;
+    }
+    return body as T;
+  }
+
+  async function page<T>(path: string, opts: RequestOptions): Promise<Page<T>> {
+    const body = await raw('GET', path, opts);
+    if (!isRecord(body) || !Array.isArray(body.data)) {
+      throw new ResponseInvalidError(`GET ${path} answered without a "data" array.`, {
+        method: 'GET',
+        path,
+      });
+    }
+    const p = isRecord(body.pagination) ? body.pagination : {};
+    const nextCursor = typeof p.nextCursor === 'string' && p.nextCursor ? p.nextCursor : null;
+    return {
+      ...body,
+      data: body.data as T[],
+      pagination: {
+        ...p,
+        hasMore: p.hasMore === true && nextCursor !== null,
+        nextCursor,
+        total: typeof p.total === 'number' ? p.total : body.data.length,
+      },
+    } as Page<T>;
+  }
+
+  async function none(method: HttpMethod, path: string, opts: RequestOptions): Promise<void> {
+    await raw(method, path, opts);
+  }
+
+  async function* paginate<T, P extends ListParams>(
+    list: ListFn<T, P>,
+    params?: Omit<P, 'cursor'>,
+    options?: CallOptions,
+  ): AsyncGenerator<T, void, undefined> {
+    let cursor: string | undefined;
+    const seen = new Set<string>();
+    for (;;) {
+      const p = await list({ ...(params ?? {}), ...(cursor ? { cursor } : {}) } as P, options);
+      for (const record of p.data) yield record;
+      if (!p.pagination.hasMore || !p.pagination.nextCursor) return;
+      if (seen.has(p.pagination.nextCursor)) {
+        throw new ResponseInvalidError('The platform returned the same cursor twice; stopping.', {
+          method: 'GET',
+        });
+      }
+      // Only cursors are kept (strings), never the pages, so memory stays flat.
+      seen.add(p.pagination.nextCursor);
+      cursor = p.pagination.nextCursor;
+    }
+  }
+
+  function listable<T, P extends ListParams>(path: string): Listable<T, P> {
+    const list = async function list(params?: P, options?: CallOptions): Promise<Page<T>> {
+      return page<T>(path, { ...options, query: params as RequestOptions['query'] });
+    };
+    return Object.assign(list, {
+      listAll(params?: Omit<P, 'cursor'>, options?: CallOptions): AsyncIterable<T> {
+        return paginate<T, P>(list, params, options);
+      },
+    });
+  }
+
+  const q = (p: object | undefined) => p as RequestOptions['query'];
+
+  return {
+    storeId,
+    request<T>(method: HttpMethod, path: string, options: RequestOptions = {}) {
+      return raw(method, path, options) as Promise<T>;
+    },
+    paginate,
+    products: {
+      list: listable<Product, ListParams>('/products'),
+      get: (id, o) => one('GET', `/products/${seg(id)}`, { ...o }),
+      create: (input, o) => one('POST', '/products', { ...o, body: input }),
+      update: (id, input, o) => one('PUT', `/products/${seg(id)}`, { ...o, body: input }),
+      delete: (id, o) => none('DELETE', `/products/${seg(id)}`, { ...o }),
+      variants: {
+        list: (productId, params, o) =>
+          page(`/products/${seg(productId)}/variants`, { ...o, query: q(params) }),
+        create: (productId, input, o) =>
+          one('POST', `/products/${seg(productId)}/variants`, { ...o, body: input }),
+      },
+    },
+    collections: {
+      list: listable<Collection, ListParams>('/collections'),
+      create: (input, o) => one('POST', '/collections', { ...o, body: input }),
+    },
+    orders: {
+      list: listable<Order, OrderListParams>('/orders'),
+      get: (id, o) => one('GET', `/orders/${seg(id)}`, { ...o }),
+      update: (id, input, o) => one('PUT', `/orders/${seg(id)}`, { ...o, body: input }),
+      fulfill: (id, input, o) => one('POST', `/orders/${seg(id)}/fulfill`, { ...o, body: input }),
+      refund: (id, input, o) => one('POST', `/orders/${seg(id)}/refund`, { ...o, body: input }),
+    },
+    draftOrders: {
+      create: (input, o) => one('POST', '/draft-orders', { ...o, body: input }),
+    },
+    customers: {
+      list: listable<Customer, CustomerListParams>('/customers'),
+      get: (id, o) => one('GET', `/customers/${seg(id)}`, { ...o }),
+      create: (input, o) => one('POST', '/customers', { ...o, body: input }),
+      update: (id, input, o) => one('PUT', `/customers/${seg(id)}`, { ...o, body: input }),
+    },
+    inventory: {
+      get: (productId, o) => one('GET', `/products/${seg(productId)}/inventory`, { ...o }),
+      set: (productId, quantity, extra, o) =>
+        one('PUT', `/products/${seg(productId)}/inventory`, {
+          ...o,
+          body: { ...extra, set: quantity },
+        }),
+      adjust: (productId, delta, extra, o) =>
+        one('PUT', `/products/${seg(productId)}/inventory`, {
+          ...o,
+          body: delta >= 0 ? { ...extra, increment: delta } : { ...extra, decrement: -delta },
+        }),
+      update: (productId, adjustment, o) =>
+        one('PUT', `/products/${seg(productId)}/inventory`, { ...o, body: adjustment }),
+    },
+    shipping: {
+      zones: listable<ShippingZone, ListParams>('/shipping/zones'),
+      carriers: listable<Carrier, ListParams>('/shipping/carriers'),
+      createLabel: (input, o) => one('POST', '/shipping/labels', { ...o, body: input }),
+      rates: (input, o) => one('POST', '/shipping/rates', { ...o, body: input }),
+    },
+    discounts: {
+      list: listable<Discount, ListParams>('/discounts'),
+      create: (input, o) => one('POST', '/discounts', { ...o, body: input }),
+      update: (id, input, o) => one('PUT', `/discounts/${seg(id)}`, { ...o, body: input }),
+      delete: (id, o) => none('DELETE', `/discounts/${seg(id)}`, { ...o }),
+    },
+    content: {
+      pages: {
+        list: listable<ContentPage, ListParams>('/content/pages'),
+        create: (input, o) => one('POST', '/content/pages', { ...o, body: input }),
+      },
+      blog: {
+        list: listable<BlogPost, ListParams>('/content/blog'),
+        create: (input, o) => one('POST', '/content/blog', { ...o, body: input }),
+      },
+    },
+    analytics: {
+      overview: (params, o) => one('GET', '/analytics/overview', { ...o, query: q(params) }),
+      sales: (params, o) => one('GET', '/analytics/sales', { ...o, query: q(params) }),
+      topProducts: (params, o) => one('GET', '/analytics/top-products', { ...o, query: q(params) }),
+    },
+    store: {
+      current: (o) => one('GET', '/stores/current', { ...o }),
+      settings: (o) => one('GET', '/stores/settings', { ...o }),
+    },
+  };
+}

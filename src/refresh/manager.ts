@@ -1,0 +1,393 @@
+/**
+ * The token manager: hands out access tokens that are not expired and refreshes
+ * them exactly once per expiry across every process sharing the database.
+ *
+ * - In a process, refreshes of one store are single-flight (a Map of promises).
+ * - Across processes, the refresh runs under the installation's lease, taken by
+ *   compare-and-swap on its `version` (a SQLite transaction cannot stay open
+ *   across the HTTP call). A process that loses re-reads until the version
+ *   moves (the winner committed) or the lease expires (the winner died).
+ * - New tokens are committed (`completeRefresh`) before anyone uses them, so a
+ *   crash after the refresh call cannot lose a rotated refresh token.
+ * - Valid installations are cached in memory for `cacheTtlMs`, so the request
+ *   path reads neither the database nor the platform while a token is good.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  AbortedError,
+  NotInstalledError,
+  ReauthorizationRequiredError,
+  StoreApiError,
+} from '../client/errors.js';
+import { sleep } from '../client/ratelimit.js';
+import type { TokenSource } from '../client/transport.js';
+import { StoreAppError } from '../errors/index.js';
+import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
+import type { ResolvedRefreshOptions } from './options.js';
+
+/** Lifetime assumed when a refresh response has no usable expires_in (the document's value). */
+const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
+
+export const REFRESH_UNAVAILABLE = 'REFRESH_UNAVAILABLE' as const;
+
+/** The token endpoint could not refresh the token right now (network, 5xx, lease wait timed out). */
+export class RefreshUnavailableError extends StoreApiError<typeof REFRESH_UNAVAILABLE> {
+  constructor(message: string, context: { cause?: unknown } = {}) {
+    super(REFRESH_UNAVAILABLE, message, { status: 503, ...context });
+  }
+}
+
+/** What a refresh call returns (the oauth module's TokenResponse fits). */
+export interface RefreshedTokens {
+  accessToken: string;
+  /** null or missing: keep the old refresh token. */
+  refreshToken?: string | null;
+  /** Seconds; missing or invalid: the document's 86400. */
+  expiresIn?: number | null;
+  scopes?: string[] | null;
+  /** True when the response had no `scope`: keep the old scopes. */
+  scopeMissing?: boolean;
+}
+
+/** Calls the token endpoint with grant_type=refresh_token. */
+export type RefreshCall = (refreshToken: string, signal?: AbortSignal) => Promise<RefreshedTokens>;
+
+export interface RefreshLogger {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+export interface TokenManagerDeps {
+  installations: InstallationRepository;
+  refresh: RefreshCall;
+  options: ResolvedRefreshOptions;
+  /** Runs the same purge as the app.uninstalled webhook. */
+  onRevoked?: (storeId: string, options: { ifInstalledBefore: Date }) => Promise<unknown>;
+  logger?: RefreshLogger;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export interface SweepResult {
+  checked: number;
+  refreshed: number;
+  failed: number;
+}
+
+export interface TokenManager extends TokenSource {
+  /**
+   * The installation with a token valid beyond the window (refreshed first if
+   * needed). Throws NotInstalledError, ReauthorizationRequiredError,
+   * RefreshUnavailableError or StorageError.
+   */
+  getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation>;
+  /** Forget the cached installation (after purge, reinstall, or a change made elsewhere). */
+  invalidate(storeId: string): void;
+  /** Like getInstallation, but reads the database first (the cache may be stale). */
+  reload(storeId: string, signal?: AbortSignal): Promise<Installation>;
+  /** One pass of the sweep: refresh installations expiring within the window. */
+  sweep(): Promise<SweepResult>;
+  /** Start the background sweep (an unref'd interval). Idempotent. */
+  startSweep(): void;
+  stopSweep(): Promise<void>;
+}
+
+interface CacheEntry {
+  installation: Installation;
+  loadedAt: number;
+}
+
+type Trigger = { kind: 'window' } | { kind: 'rejected'; token: string };
+
+function isInvalidGrant(err: unknown): boolean {
+  return err instanceof StoreAppError && err.code === 'invalid_grant';
+}
+
+function isRetryable(err: unknown): boolean {
+  if (err instanceof StoreAppError && (err as { retryable?: unknown }).retryable === true) {
+    return true;
+  }
+  return err instanceof StoreAppError && err.code === 'TOKEN_ENDPOINT_UNAVAILABLE';
+}
+
+export function createTokenManager(deps: TokenManagerDeps): TokenManager {
+  const { installations, options, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const windowMs = options.windowSeconds * 1000;
+  const cache = new Map<string, CacheEntry>();
+  const inFlight = new Map<string, Promise<Installation>>();
+  const revoking = new Map<string, Promise<boolean>>();
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<SweepResult> | undefined;
+
+  function fresh(inst: Installation): boolean {
+    return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
+  }
+
+  function remember(inst: Installation): Installation {
+    if (options.cacheTtlMs > 0) cache.set(inst.storeId, { installation: inst, loadedAt: now() });
+    return inst;
+  }
+
+  function satisfied(inst: Installation, trigger: Trigger): boolean {
+    if (!fresh(inst)) return false;
+    return trigger.kind === 'window' || inst.accessToken !== trigger.token;
+  }
+
+  async function load(storeId: string): Promise<Installation> {
+    const inst = await installations.get(storeId);
+    if (!inst) {
+      cache.delete(storeId);
+      throw new NotInstalledError(storeId);
+    }
+    if (inst.needsReauth) {
+      cache.delete(storeId);
+      throw new ReauthorizationRequiredError(storeId);
+    }
+    return inst;
+  }
+
+  async function callTokenEndpoint(
+    storeId: string,
+    refreshToken: string,
+    signal?: AbortSignal,
+  ): Promise<RefreshedTokens> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await deps.refresh(refreshToken, signal);
+      } catch (err) {
+        if (isRetryable(err) && attempt < options.maxAttempts && !signal?.aborted) {
+          const cap = options.baseDelayMs * 2 ** (attempt - 1);
+          await sleep(cap / 2 + Math.random() * (cap / 2), signal);
+          continue;
+        }
+        logger?.warn(
+          { storeId, code: err instanceof StoreAppError ? err.code : undefined, attempt },
+          'Token refresh failed.',
+        );
+        throw err;
+      }
+    }
+  }
+
+  function toTokenSet(old: Installation, r: RefreshedTokens): TokenSet {
+    if (typeof r.accessToken !== 'string' || r.accessToken.length === 0) {
+      throw new RefreshUnavailableError('The refresh response had no access token.');
+    }
+    const expiresIn =
+      typeof r.expiresIn === 'number' && Number.isFinite(r.expiresIn) && r.expiresIn > 0
+        ? r.expiresIn
+        : DEFAULT_EXPIRES_IN_SECONDS;
+    const scopes =
+      r.scopeMissing || !Array.isArray(r.scopes) || r.scopes.length === 0 ? old.scopes : r.scopes;
+    return {
+      accessToken: r.accessToken,
+      refreshToken:
+        typeof r.refreshToken === 'string' && r.refreshToken ? r.refreshToken : old.refreshToken,
+      scopes,
+      accessTokenExpiresAt: new Date(now() + expiresIn * 1000),
+    };
+  }
+
+  /** The cross-process part: read, lease, refresh, commit; or wait for the winner. */
+  async function refreshUnderLease(
+    storeId: string,
+    trigger: Trigger,
+    signal?: AbortSignal,
+  ): Promise<Installation> {
+    const deadline = now() + options.leaseMs * 2 + 5_000;
+    let lostTo: number | undefined;
+    for (;;) {
+      const inst = await load(storeId);
+      if (satisfied(inst, trigger)) return remember(inst);
+      // The version moved since we lost: the winner committed; its token is ours now.
+      if (lostTo !== undefined && inst.version !== lostTo) return remember(inst);
+      if (!inst.refreshToken) {
+        await installations.markNeedsReauth(storeId);
+        cache.delete(storeId);
+        throw new ReauthorizationRequiredError(
+          storeId,
+          'The installation has no refresh token and its access token expired; send the merchant through /auth.',
+        );
+      }
+      const owner = `${process.pid}:${randomUUID()}`;
+      if (
+        !(await installations.acquireRefreshLease(storeId, inst.version, owner, options.leaseMs))
+      ) {
+        lostTo ??= inst.version;
+        if (now() > deadline) {
+          throw new RefreshUnavailableError(
+            'Another process holds the refresh lease and did not finish in time; try again.',
+          );
+        }
+        await sleep(options.pollIntervalMs, signal);
+        continue;
+      }
+      let response: RefreshedTokens;
+      try {
+        response = await callTokenEndpoint(storeId, inst.refreshToken, signal);
+      } catch (err) {
+        if (isInvalidGrant(err)) {
+          await installations.markNeedsReauth(storeId);
+          cache.delete(storeId);
+          logger?.warn({ storeId }, 'Refresh token refused (invalid_grant); reinstall required.');
+          throw new ReauthorizationRequiredError(storeId, undefined, { cause: err });
+        }
+        await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
+        if (err instanceof StoreAppError && err.code === 'ABORTED') throw err;
+        throw new RefreshUnavailableError(
+          'The access token could not be refreshed now (token endpoint unavailable); try again.',
+          { cause: err },
+        );
+      }
+      let tokens: TokenSet;
+      try {
+        tokens = toTokenSet(inst, response);
+      } catch (err) {
+        await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
+        throw err;
+      }
+      // Commit before use: a crash from here on leaves the new tokens in the database.
+      const committed = await installations.completeRefresh(storeId, owner, tokens);
+      if (!committed) {
+        // Our lease expired and another process took over; re-read and use theirs.
+        lostTo = inst.version;
+        continue;
+      }
+      logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
+      return remember(committed);
+    }
+  }
+
+  /** Single-flight per store in this process. */
+  function refreshOnce(storeId: string, trigger: Trigger, signal?: AbortSignal) {
+    const running = inFlight.get(storeId);
+    if (running) return running;
+    // The shared promise must not die with one caller's signal; callers abort their own wait.
+    const p = refreshUnderLease(storeId, trigger).finally(() => {
+      inFlight.delete(storeId);
+    });
+    inFlight.set(storeId, p);
+    return signal ? raceAbort(p, signal) : p;
+  }
+
+  async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
+    const hit = cache.get(storeId);
+    if (hit && now() - hit.loadedAt < options.cacheTtlMs && fresh(hit.installation)) {
+      return hit.installation;
+    }
+    const running = inFlight.get(storeId);
+    if (running) return signal ? raceAbort(running, signal) : running;
+    const inst = await load(storeId);
+    if (fresh(inst)) return remember(inst);
+    return refreshOnce(storeId, { kind: 'window' }, signal);
+  }
+
+  async function sweep(): Promise<SweepResult> {
+    const result: SweepResult = { checked: 0, refreshed: 0, failed: 0 };
+    const ids = await installations.listExpiringBefore(
+      new Date(now() + windowMs),
+      options.sweepBatchSize,
+    );
+    for (const storeId of ids) {
+      result.checked++;
+      try {
+        const before = cache.get(storeId)?.installation.version;
+        const inst = await refreshOnce(storeId, { kind: 'window' });
+        if (inst.version !== before) result.refreshed++;
+      } catch (err) {
+        // One store failing (needs reinstall, endpoint down) must not stop the others.
+        result.failed++;
+        logger?.warn(
+          { storeId, code: err instanceof StoreAppError ? err.code : undefined },
+          'Background refresh failed for a store.',
+        );
+      }
+    }
+    return result;
+  }
+
+  return {
+    getInstallation,
+    async getAccessToken(storeId, signal) {
+      return (await getInstallation(storeId, signal)).accessToken;
+    },
+    async refreshRejected(storeId, rejectedToken, signal) {
+      const trigger: Trigger = { kind: 'rejected', token: rejectedToken };
+      let inst = await refreshOnce(storeId, trigger, signal);
+      // We may have joined a refresh that started for another reason and kept this token.
+      if (inst.accessToken === rejectedToken) inst = await refreshOnce(storeId, trigger, signal);
+      return inst.accessToken;
+    },
+    async revoked(storeId, revokedToken) {
+      cache.delete(storeId);
+      let p = revoking.get(storeId);
+      if (!p) {
+        p = (async () => {
+          const inst = await installations.get(storeId);
+          if (!inst) return true;
+          // A reinstall replaced the revoked token: keep the new installation.
+          if (inst.accessToken !== revokedToken) return false;
+          logger?.warn({ storeId }, 'Token revoked by the platform: purging the store.');
+          await deps.onRevoked?.(storeId, {
+            ifInstalledBefore: new Date(inst.installedAt.getTime() + 1),
+          });
+          return true;
+        })().finally(() => revoking.delete(storeId));
+        revoking.set(storeId, p);
+      }
+      return p;
+    },
+    invalidate(storeId) {
+      cache.delete(storeId);
+    },
+    reload(storeId, signal) {
+      cache.delete(storeId);
+      return getInstallation(storeId, signal);
+    },
+    sweep,
+    startSweep() {
+      if (sweepTimer || options.sweepIntervalMs === 0) return;
+      sweepTimer = setInterval(() => {
+        if (sweeping) return;
+        sweeping = sweep()
+          .catch((err) => {
+            logger?.error(
+              { code: err instanceof StoreAppError ? err.code : undefined },
+              'Background token sweep failed; will try again.',
+            );
+            return { checked: 0, refreshed: 0, failed: 1 };
+          })
+          .finally(() => {
+            sweeping = undefined;
+          });
+      }, options.sweepIntervalMs);
+      // The sweep must never keep a process alive on its own.
+      sweepTimer.unref();
+    },
+    async stopSweep() {
+      if (sweepTimer) clearInterval(sweepTimer);
+      sweepTimer = undefined;
+      await sweeping;
+    },
+  };
+}
+
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new AbortedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new AbortedError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
