@@ -127,7 +127,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     const r = Router();
     r.use(requestLogger(logger));
     if (config.securityHeaders.enabled) {
-      r.use(securityHeaders(config.embedded, config.securityHeaders));
+      r.use(securityHeaders(config.embedded, config.securityHeaders, config.session.secure));
     }
     // Webhooks before the session: deliveries carry no cookie and need none.
     r.all(webhooks.path, webhooks.receiver);

@@ -7,9 +7,7 @@ import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../cr
 import { StoreAppError } from '../errors/index.js';
 import { openAdapter } from '../storage/adapter.js';
 import { createStorage } from '../storage/index.js';
-import { DATABASE_URL_SETTING, parseDatabaseUrl } from '../storage/url.js';
-
-export const DEFAULT_DATABASE_URL = './data/store-app.db';
+import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 
 export interface CliIo {
   stdout: (line: string) => void;
@@ -49,16 +47,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout(USAGE);
     return 0;
   }
+  // Same rule as the kit: an unset or blank DATABASE_URL means the default file.
+  const target = databaseUrl ?? (io.env[DATABASE_URL_SETTING]?.trim() || DEFAULT_DATABASE_URL);
   try {
     switch (command) {
       case 'keygen':
         io.stdout(generateKey());
         return 0;
       case 'migrate':
-        await migrate(databaseUrl ?? io.env[DATABASE_URL_SETTING] ?? DEFAULT_DATABASE_URL, io);
+        await migrate(target, io);
         return 0;
       case 'rotate-keys':
-        await rotateKeys(databaseUrl ?? io.env[DATABASE_URL_SETTING] ?? DEFAULT_DATABASE_URL, io);
+        await rotateKeys(target, io);
         return 0;
       default:
         throw new UsageError(

@@ -26,7 +26,7 @@ import { resolvePurgeAppOptions } from '../purge/index.js';
 import type { PurgeAppOptions, ResolvedPurgeAppOptions } from '../purge/options.js';
 import type { RefreshOptions, ResolvedRefreshOptions } from '../refresh/options.js';
 import { resolveRefreshOptions } from '../refresh/options.js';
-import { type DatabaseTarget, parseDatabaseUrl } from '../storage/url.js';
+import { type DatabaseTarget, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 import type { ResolvedWebhookOptions, WebhookOptions } from '../webhooks/options.js';
 import { resolveWebhookOptions } from '../webhooks/options.js';
 
@@ -143,7 +143,7 @@ export const ENV = {
 /** Every default, in one place. */
 export const DEFAULTS = {
   environment: 'production',
-  databaseUrl: './data/store-app.db',
+  databaseUrl: DEFAULT_DATABASE_URL,
   migrate: true,
   poolMax: 10,
   authorizePath: '/oauth/authorize',

@@ -56,14 +56,36 @@ export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
 
 export const REDACT_CENSOR = '[redacted]';
 
+/**
+ * `code` is redacted everywhere (it may be an authorization code), which
+ * would also hide every error's stable code (`err.code`): copy it to
+ * `errorCode`, a key no secret uses.
+ */
+function serializeError(err: unknown): unknown {
+  const out = pino.stdSerializers.err(err as Error) as unknown;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (
+    out !== null &&
+    typeof out === 'object' &&
+    (typeof code === 'string' || typeof code === 'number')
+  ) {
+    (out as Record<string, unknown>).errorCode = code;
+  }
+  return out;
+}
+
 /** The kit's root logger: a child of the app's (with redaction added) or a new pino logger. */
 export function createKitLogger(options: ResolvedHttpOptions['logger']): Logger {
   const redact = { paths: REDACT_PATHS, censor: REDACT_CENSOR };
+  const serializers = { err: serializeError };
   if (options.instance) {
-    return options.instance.child({ module: 'store-app-kit' }, { redact, level: options.level });
+    return options.instance.child(
+      { module: 'store-app-kit' },
+      { redact, level: options.level, serializers },
+    );
   }
   const base = { module: 'store-app-kit' };
-  const opts = { level: options.level, redact, base };
+  const opts = { level: options.level, redact, base, serializers };
   return options.destination ? pino(opts, options.destination) : pino(opts);
 }
 

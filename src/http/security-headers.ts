@@ -15,6 +15,8 @@ export function frameAncestors(embedded: ResolvedHttpOptions['embedded']): strin
 export function securityHeaders(
   embedded: ResolvedHttpOptions['embedded'],
   options: ResolvedHttpOptions['securityHeaders'],
+  /** Whether the app is served over HTTPS (its URL). @default true */
+  https = true,
 ): RequestHandler {
   const extra: HelmetOptions = options.helmet;
   const extraCsp =
@@ -27,6 +29,9 @@ export function securityHeaders(
         : {
             ...extraCsp,
             directives: {
+              // On a plain-HTTP development URL, helmet's default would make
+              // browsers rewrite the app's own http:// assets to https:// and fail.
+              ...(https ? {} : { upgradeInsecureRequests: null }),
               ...extraCsp.directives,
               // Always ours: widening it would let any site frame the app.
               frameAncestors: frameAncestors(embedded),

@@ -397,9 +397,9 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     }
 
     let installation: Awaited<ReturnType<Storage['installations']['upsert']>>;
-    let reinstall: boolean;
     try {
-      reinstall = (await storage.installations.get(storeId)) !== null;
+      // No read first: a row whose tokens no longer decrypt (a lost key) must
+      // still be replaced, since reinstalling is how the merchant recovers.
       installation = await storage.installations.upsert(storeId, {
         scopes,
         accessToken: token.accessToken,
@@ -413,6 +413,8 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       throw err;
     }
     clearBinding();
+    // The upsert starts a new row at version 1 and bumps an existing one.
+    const reinstall = installation.version > 1;
     sl.info({ scopes, reinstall }, reinstall ? 'store reinstalled' : 'store installed');
 
     if (config.auth.afterInstall) {
@@ -439,7 +441,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
 }
 
 /** Where the merchant lands after installing. */
-export function homeUrl(config: ResolvedConfig, storeId: string, returnTo: string | null): string {
+function homeUrl(config: ResolvedConfig, storeId: string, returnTo: string | null): string {
   if (config.embedded.enabled) {
     return config.embedded.adminAppUrl
       .replaceAll('{client_id}', encodeURIComponent(config.oauth.clientId))
@@ -453,7 +455,7 @@ export function homeUrl(config: ResolvedConfig, storeId: string, returnTo: strin
 }
 
 /** One cookie's value from the Cookie header (no cookie-parser needed). */
-export function readCookie(req: Request, name: string): string | null {
+function readCookie(req: Request, name: string): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
   for (const part of header.split(';')) {

@@ -31,8 +31,7 @@ export function installationHasScopes(
   installation: { scopes: readonly string[] },
   requiredScopes: readonly string[],
 ): boolean {
-  const granted = new Set(installation.scopes);
-  return requiredScopes.every((s) => granted.has(s));
+  return missingScopes(installation, requiredScopes).length === 0;
 }
 
 /** Required scopes the installation lacks (empty when it has them all). */

@@ -55,7 +55,7 @@ export interface AdapterOptions {
 }
 
 /** Turns a driver failure into a StorageError; leaves the kit's own errors alone. */
-export function storageError(what: string, err: unknown): StoreAppError {
+function storageError(what: string, err: unknown): StoreAppError {
   if (err instanceof StoreAppError) return err;
   // Drizzle's query error message lists the SQL parameters (ciphertexts, hashes):
   // keep only the driver error underneath, and name its code, not its text.
@@ -106,6 +106,40 @@ function acquireFileLock(filename: string) {
   };
 }
 
+/**
+ * The transaction an async call chain runs in. Work started inside a
+ * transaction and still running after it ended (a callback not awaited)
+ * keeps its async context: `open` turns false at the end so such work falls
+ * back to the enclosing transaction, or to the base handle behind the lock,
+ * instead of writing into whatever transaction runs on that connection next.
+ */
+interface TxContext<T> {
+  tx: T;
+  open: boolean;
+  parent: TxContext<T> | undefined;
+}
+
+function activeTx<T>(store: AsyncLocalStorage<TxContext<T>>): TxContext<T> | undefined {
+  let ctx = store.getStore();
+  while (ctx && !ctx.open) ctx = ctx.parent;
+  return ctx;
+}
+
+/** Runs `fn` in a new transaction context, closing it as soon as `fn` settles. */
+async function inTxContext<T, R>(
+  store: AsyncLocalStorage<TxContext<T>>,
+  tx: T,
+  parent: TxContext<T> | undefined,
+  fn: () => Promise<R>,
+): Promise<R> {
+  const ctx: TxContext<T> = { tx, open: true, parent };
+  try {
+    return await store.run(ctx, fn);
+  } finally {
+    ctx.open = false;
+  }
+}
+
 export function openAdapter(target: DatabaseTarget, options: AdapterOptions): DialectAdapter {
   return target.dialect === 'sqlite'
     ? openSqlite(target.filename, options)
@@ -140,11 +174,11 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
   const db = drizzleSqlite(sqlite);
   const lock = acquireFileLock(filename);
   const { withLock } = lock;
-  const current = new AsyncLocalStorage<{ tx: Db; depth: number }>();
+  const current = new AsyncLocalStorage<TxContext<Db>>();
   let savepoints = 0;
 
   async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
-    const inTx = current.getStore();
+    const inTx = activeTx(current);
     const call = async () => {
       try {
         return await fn(inTx?.tx ?? db);
@@ -168,18 +202,21 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
     try {
       if (sqlite.open && sqlite.inTransaction) for (const s of statements) sqlite.exec(s);
     } catch (err) {
-      options.logger?.warn({ code: (err as { code?: unknown }).code }, 'SQLite rollback failed');
+      options.logger?.warn(
+        { errorCode: (err as { code?: unknown }).code },
+        'SQLite rollback failed',
+      );
     }
   }
 
   async function transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    const outer = current.getStore();
+    const outer = activeTx(current);
     if (outer) {
       // Nested: a savepoint, so an inner failure the caller catches undoes only its own work.
       const name = `sp_${++savepoints}`;
       exec(`SAVEPOINT ${name}`);
       try {
-        const result = await current.run({ tx: db, depth: outer.depth + 1 }, () => fn(db));
+        const result = await inTxContext(current, db, outer, () => fn(db));
         exec(`RELEASE ${name}`);
         return result;
       } catch (err) {
@@ -192,7 +229,7 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
       // (busy_timeout) instead of failing at their first write.
       exec('BEGIN IMMEDIATE');
       try {
-        const result = await current.run({ tx: db, depth: 1 }, () => fn(db));
+        const result = await inTxContext(current, db, undefined, () => fn(db));
         exec('COMMIT');
         return result;
       } catch (err) {
@@ -240,21 +277,24 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
   // An idle client dropped by the server must not crash the process; the next
   // query gets a fresh client (or a StorageError).
   pool.on('error', (err) => {
-    options.logger?.warn({ code: (err as { code?: unknown }).code }, 'postgres pool client error');
+    options.logger?.warn(
+      { errorCode: (err as { code?: unknown }).code },
+      'postgres pool client error',
+    );
   });
   const db = drizzlePg(pool);
-  const current = new AsyncLocalStorage<{ tx: Db }>();
+  const current = new AsyncLocalStorage<TxContext<Db>>();
 
   async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
     try {
-      return await fn((current.getStore()?.tx ?? db) as unknown as Db);
+      return await fn((activeTx(current)?.tx ?? db) as unknown as Db);
     } catch (err) {
       throw storageError(what, err);
     }
   }
 
   async function transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    const outer = current.getStore();
+    const outer = activeTx(current);
     // biome-ignore lint/suspicious/noExplicitAny: the Postgres handle (db or an outer tx for a savepoint).
     const base: any = outer ? outer.tx : db;
     let settled = false;
@@ -262,7 +302,7 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
       // biome-ignore lint/suspicious/noExplicitAny: Drizzle's PgTransaction of the runtime schema.
       return await base.transaction(async (tx: any) => {
         try {
-          return await current.run({ tx }, () => fn(tx as Db));
+          return await inTxContext(current, tx as Db, outer, () => fn(tx as Db));
         } finally {
           settled = true;
         }

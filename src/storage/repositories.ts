@@ -422,24 +422,43 @@ export function validateStoreScopedTables(
 
 export function createPurge(adapter: DialectAdapter) {
   const t = adapter.tables;
+  // kit.purge passes the same array every time: check it once, not per purge.
+  const checked = new WeakMap<readonly StoreScopedTable[], ScopedTable[]>();
+  const scopedTables = (tables: readonly StoreScopedTable[]): ScopedTable[] => {
+    let scoped = checked.get(tables);
+    if (!scoped) {
+      scoped = validateStoreScopedTables(tables, adapter.dialect);
+      checked.set(tables, scoped);
+    }
+    return scoped;
+  };
   return async function purge(
     storeId: string,
     options: PurgeOptions = { tables: [] },
   ): Promise<PurgeResult> {
-    const scoped = validateStoreScopedTables(options.tables ?? [], adapter.dialect);
+    const scoped = scopedTables(options.tables ?? []);
     return adapter.transaction(async (tx) => {
-      if (options.ifInstalledBefore !== undefined) {
-        const before = options.ifInstalledBefore;
-        const rows = await adapter.run('reading an installation', (db) =>
-          db
-            .select({ installedAt: t.installations.installedAt })
-            .from(t.installations)
-            .where(eq(t.installations.storeId, storeId)),
-        );
-        const installedAt = rows[0]?.installedAt;
-        if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
-          return { purged: false, counts: {} };
-        }
+      // Lock the installation row first: a reinstall committing while this
+      // purge runs then waits and lands after it, instead of being deleted by
+      // an uninstall event older than it. (SQLite's BEGIN IMMEDIATE already
+      // serialises writers; Postgres needs FOR UPDATE.)
+      const rows = await adapter.run('reading an installation', (db) => {
+        const query = db
+          .select({ installedAt: t.installations.installedAt })
+          .from(t.installations)
+          .where(eq(t.installations.storeId, storeId));
+        return adapter.dialect === 'postgres'
+          ? (query as unknown as { for(strength: 'update'): typeof query }).for('update')
+          : query;
+      });
+      const installedAt = rows[0]?.installedAt;
+      const before = options.ifInstalledBefore;
+      if (
+        before !== undefined &&
+        installedAt !== undefined &&
+        installedAt.getTime() > before.getTime()
+      ) {
+        return { purged: false, counts: {} };
       }
       const counts: Record<string, number> = {};
       for (const { name, table, storeIdColumn } of scoped) {
@@ -449,15 +468,21 @@ export function createPurge(adapter: DialectAdapter) {
         counts[name] = adapter.affected(result);
       }
       if (options.onPurge) await options.onPurge(storeId, tx);
+      // With no row to lock above, a reinstall may still insert meanwhile on
+      // Postgres: an uninstall event never deletes an installation newer than it.
+      const installation =
+        before === undefined
+          ? eq(t.installations.storeId, storeId)
+          : and(eq(t.installations.storeId, storeId), lte(t.installations.installedAt, before));
       const kit = [
-        [t.installations, t.installations.storeId],
-        [t.sessions, t.sessions.storeId],
-        [t.oauthStates, t.oauthStates.storeId],
+        [t.installations, installation],
+        [t.sessions, eq(t.sessions.storeId, storeId)],
+        [t.oauthStates, eq(t.oauthStates.storeId, storeId)],
       ] as const;
-      for (const [table, column] of kit) {
+      for (const [table, where] of kit) {
         const name = getTableName(table);
         const result = await adapter.run(`purging table ${name}`, (db) =>
-          db.delete(table).where(eq(column, storeId)),
+          db.delete(table).where(where),
         );
         counts[name] = adapter.affected(result);
       }

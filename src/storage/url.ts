@@ -4,6 +4,8 @@ import { ConfigError } from '../errors/index.js';
 import type { Dialect } from './types.js';
 
 export const DATABASE_URL_SETTING = 'DATABASE_URL';
+/** The database used when `DATABASE_URL` is unset (the kit and the CLI alike). */
+export const DEFAULT_DATABASE_URL = './data/store-app.db';
 
 export type DatabaseTarget =
   | { dialect: Extract<Dialect, 'sqlite'> /** Absolute path, or ':memory:'. */; filename: string }

@@ -4,6 +4,7 @@
  * `kit.middleware()` mounts at `options.path`.
  */
 import type { RequestHandler } from 'express';
+import { TokenDecryptionError } from '../crypto/index.js';
 import type { PurgeFunction } from '../purge/index.js';
 import type { Storage } from '../storage/types.js';
 import {
@@ -54,7 +55,15 @@ export function createWebhooks(deps: {
     registry,
     purge,
     async installedBefore(storeId, before) {
-      const installation = await storage.installations.get(storeId);
+      let installation: Awaited<ReturnType<typeof storage.installations.get>>;
+      try {
+        installation = await storage.installations.get(storeId);
+      } catch (err) {
+        // Unreadable tokens (a lost key) must not block the purge; the purge
+        // itself re-checks installedAt against the event under a lock.
+        if (err instanceof TokenDecryptionError) return true;
+        throw err;
+      }
       return installation !== null && installation.installedAt.getTime() < before.getTime();
     },
     ...(logger ? { logger } : {}),

@@ -78,7 +78,7 @@ export function createWebhookReceiver(deps: {
       const error = new ConfigError('webhooks', BODY_ALREADY_CONSUMED_FIX, { status: 500 });
       if (!warnedConsumed) {
         warnedConsumed = true;
-        logger?.error({ code: error.code, path: req.path }, error.message);
+        logger?.error({ errorCode: error.code, path: req.path }, error.message);
       }
       return sendError(res, 500, error.code, error.message);
     }
@@ -106,7 +106,7 @@ export function createWebhookReceiver(deps: {
         err instanceof WebhookVerificationError
           ? err
           : new WebhookVerificationError(SIGNATURE_MISMATCH, 'The custom verifier refused it');
-      logger?.warn({ code: refusal.code, path: req.path }, 'webhook delivery refused');
+      logger?.warn({ errorCode: refusal.code, path: req.path }, 'webhook delivery refused');
       return sendError(res, refusal.status ?? 401, refusal.code, refusal.message);
     }
 

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
+import { StorageError } from '../../src/errors/index.js';
 import { createKitLogger, requestLogger } from '../../src/http/logger.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { sessionMiddleware, startStoreSession } from '../../src/http/session.js';
@@ -47,6 +48,26 @@ describe('security headers', () => {
     const res = await request(app).get('/');
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(res.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('upgrade-insecure-requests only when the app is served over HTTPS', async () => {
+    const cspFor = async (https: boolean) => {
+      const app = express();
+      app.use(
+        securityHeaders(
+          { enabled: true, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' },
+          headers,
+          https,
+        ),
+      );
+      app.get('/', (_req, res) => res.send('ok'));
+      return (await request(app).get('/')).headers['content-security-policy'] as string;
+    };
+    expect(await cspFor(true)).toContain('upgrade-insecure-requests');
+    // A plain-HTTP development app would otherwise have its own assets rewritten to https://.
+    const dev = await cspFor(false);
+    expect(dev).not.toContain('upgrade-insecure-requests');
+    expect(dev).toContain(`frame-ancestors ${admin}`);
   });
 
   it('app-supplied helmet options cannot widen frame-ancestors', async () => {
@@ -153,6 +174,22 @@ describe('logger', () => {
     }
     expect(out).toContain('store-1');
     expect(out).toContain('[redacted]');
+  });
+
+  it("keeps an error's stable code readable while redacting `code` fields", () => {
+    const { lines, destination } = capture();
+    const log = createKitLogger({ level: 'info', instance: undefined, destination });
+    log.error({ err: new StorageError('db down'), query: { code: 'CODE-SECRET' } }, 'failed');
+    const own = capture();
+    createKitLogger({ level: 'info', instance: pino(own.destination), destination: undefined })
+      .child({ component: 'x' })
+      .warn({ err: new StorageError('db down') }, 'failed');
+    for (const out of [lines.join(''), own.lines.join('')]) {
+      const entry = JSON.parse(out) as { err: { errorCode?: string; code?: string } };
+      expect(entry.err.errorCode).toBe('STORAGE_UNAVAILABLE');
+      expect(entry.err.code).toBe('[redacted]');
+    }
+    expect(lines.join('')).not.toContain('CODE-SECRET');
   });
 
   it("adds redaction to the app's own pino logger", () => {

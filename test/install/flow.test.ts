@@ -144,6 +144,26 @@ describe.each([
     expect(await h.kit.installations.list()).toHaveLength(1);
   });
 
+  it('an install replaces a session id the browser already had (fixation defence)', async () => {
+    const browser = new Browser();
+    // A session id planted in the browser before the install (e.g. by an attacker).
+    await browser.get(
+      h.platform.approveInstall({ authorizeUrl: await begin(h, browser), storeId: h.storeId }),
+    );
+    const planted = browser.cookies.get('store_app.sid')!.value;
+    const cb = await browser.get(
+      h.platform.approveInstall({ authorizeUrl: await begin(h, browser), storeId: h.storeId }),
+    );
+    expect(cb.status).toBe(302);
+    const fresh = browser.cookies.get('store_app.sid')!.value;
+    expect(fresh).not.toBe(planted);
+    expect(await (await browser.get(`${h.appUrl}/`)).json()).toEqual({ storeId: h.storeId });
+    // Whoever kept the old id holds nothing.
+    const other = new Browser();
+    other.cookies.set('store_app.sid', { value: planted, path: '/' });
+    expect(await (await other.get(`${h.appUrl}/`)).json()).toEqual({ storeId: null });
+  });
+
   it('kit.installations.delete purges the store', async () => {
     const result = await h.kit.installations.delete(h.storeId);
     expect(result.purged).toBe(true);

@@ -5,7 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTokenCipher, generateKey } from '../../src/crypto/index.js';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
 import type { AfterInstallContext, InstallHookContext } from '../../src/install/options.js';
 import { Browser, begin, type Harness, SCOPES, startHarness } from './harness.js';
@@ -67,6 +70,24 @@ describe('install hooks', () => {
     expect(afterCalls[1]!.reinstall).toBe(true);
   });
 
+  it('a reinstall recovers a store whose stored tokens no longer decrypt (key lost)', async () => {
+    expect((await install()).status).toBe(302);
+    // As after losing an encryption key: the row exists, its ciphertexts are unreadable.
+    const other = createTokenCipher([generateKey()]);
+    const foreign = await other.encrypt('at_lost', h.storeId);
+    (h.kit.db as BetterSQLite3Database).run(
+      sql`UPDATE store_app_installations SET access_token_enc = ${foreign}, refresh_token_enc = ${foreign}`,
+    );
+    await expect(h.kit.installations.get(h.storeId)).rejects.toMatchObject({
+      code: 'UNKNOWN_KEY_ID',
+    });
+    const res = await install();
+    expect(res.status).toBe(302);
+    expect(afterCalls[1]!.reinstall).toBe(true);
+    const inst = await h.kit.installations.get(h.storeId);
+    expect(inst!.accessToken).toEqual(afterCalls[1]!.installation.accessToken);
+  });
+
   it('a throwing beforeInstall answers 500, stores nothing and is logged', async () => {
     failBefore = true;
     const res = await install();
@@ -98,6 +119,13 @@ describe('install hooks', () => {
       `/auth?store_id=${h.storeId}&return_to=${encodeURIComponent('//evil.example/')}`,
     );
     expect(evil.headers.get('location')).toBe(`${h.appUrl}/?store_id=${h.storeId}`);
+    for (const off of ['/\\evil.example/', 'https://evil.example/', '/\t/evil.example/']) {
+      const res = await install(
+        new Browser(),
+        `/auth?store_id=${h.storeId}&return_to=${encodeURIComponent(off)}`,
+      );
+      expect(res.headers.get('location')).toBe(`${h.appUrl}/?store_id=${h.storeId}`);
+    }
   });
 
   it('an install without a store_id lets the consent page pick the store', async () => {

@@ -229,6 +229,29 @@ export function definePurgeSuite(dialect: Dialect): void {
       expect(handlerRuns).toBe(1);
     });
 
+    it('a retried uninstall completes the purge even when the stored tokens no longer decrypt', async () => {
+      const { app } = receiverApp(t.storage, {
+        secrets: [secret],
+        purgeOptions: { storeScopedTables: t.tables },
+      });
+      const storeId = `s-${randomUUID()}`;
+      await seedStore(storeId);
+      const d = signDelivery(secret, uninstallPayload(storeId, new Date(Date.now() + 1000)));
+      await injectFailure();
+      try {
+        expect((await request(app).post('/webhooks').set(d.headers).send(d.body)).status).toBe(500);
+      } finally {
+        await removeFailure();
+      }
+      // The encryption key was lost meanwhile: the tokens are unreadable, the data must still go.
+      await t.exec(
+        `UPDATE store_app_installations SET access_token_enc = 'not-a-jwe' WHERE store_id = '${storeId}'`,
+      );
+      const retry = await request(app).post('/webhooks').set(d.headers).send(d.body);
+      expect(retry.status).toBe(200);
+      expect(await rowsOf(storeId)).toEqual(empty);
+    });
+
     it('does not delete a reinstall when the uninstall event arrives late', async () => {
       const { app } = receiverApp(t.storage, {
         secrets: [secret],
@@ -246,6 +269,46 @@ export function definePurgeSuite(dialect: Dialect): void {
       expect(await rowsOf(storeId)).toEqual(full);
       expect(await t.storage.installations.get(storeId)).not.toBeNull();
     });
+
+    it.each([
+      ['an installation', true],
+      ['no installation left (already purged)', false],
+    ])(
+      'a reinstall committing while a late uninstall purge runs survives it (%s)',
+      async (_what, installed) => {
+        const storeId = `s-${randomUUID()}`;
+        await seedStore(storeId);
+        if (!installed) await t.storage.installations.delete(storeId);
+        const before = new Date();
+        let reachedHook!: () => void;
+        const inHook = new Promise<void>((r) => {
+          reachedHook = r;
+        });
+        let release!: () => void;
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        // The purge passes its "installed before the event" check, then stalls in onPurge.
+        const purging = t.storage.purge(storeId, {
+          tables: t.tables,
+          ifInstalledBefore: before,
+          onPurge: async () => {
+            reachedHook();
+            await gate;
+          },
+        });
+        await inHook;
+        await new Promise((r) => setTimeout(r, 5));
+        // The merchant reinstalls now: the old event must not delete the new installation.
+        const reinstalling = seedInstallation(t.storage, storeId);
+        await new Promise((r) => setTimeout(r, 50));
+        release();
+        expect((await purging).purged).toBe(true);
+        const reinstall = await reinstalling;
+        const kept = await t.storage.installations.get(storeId);
+        expect(kept?.accessToken).toBe(reinstall.accessToken);
+      },
+    );
 
     it('runs the purge once for 100 parallel deliveries of one uninstall', async () => {
       const { app, logs } = receiverApp(t.storage, {

@@ -590,6 +590,34 @@ export function defineStorageSuite(ctx: SuiteContext) {
     });
   });
 
+  describe('work that outlives its transaction', () => {
+    it('a write started inside a finished transaction does not land in a later one', async () => {
+      const late = uniqueStore('tx-late');
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      let lateWrite!: Promise<unknown>;
+      await storage.transaction(async () => {
+        // Not awaited (a background refresh, a fire-and-forget in a handler).
+        lateWrite = (async () => {
+          await gate;
+          return storage.installations.upsert(late, tokens('late'));
+        })();
+      });
+      await storage
+        .transaction(async (tx) => {
+          await tx.insert(notes).values({ shop: late, body: 'rolled back' });
+          release();
+          await new Promise((r) => setTimeout(r, 30));
+          throw new Error('rollback');
+        })
+        .catch(() => undefined);
+      await lateWrite;
+      expect(await storage.installations.get(late)).not.toBeNull();
+    });
+  });
+
   describe('session store', () => {
     const call = <T>(fn: (cb: (err?: unknown, v?: T) => void) => void) =>
       new Promise<T | undefined>((resolve, reject) =>
