@@ -14,11 +14,13 @@ import { NotInstalledError, ReauthorizationRequiredError } from '../client/error
 import type { ClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
+import { escapeHtml } from '../install/pages.js';
 import type { TokenManager } from '../refresh/manager.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
   type LaunchVerifier,
+  SessionTokenError,
   type SessionTokenIssuer,
 } from './session-token.js';
 
@@ -82,13 +84,6 @@ export function isPageNavigation(req: Request): boolean {
 
 function isEmbeddedLoad(req: Request): boolean {
   return req.get('sec-fetch-dest') === 'iframe' || req.query.embedded === '1';
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
 }
 
 export function createAuthenticated(deps: AuthenticatedDeps) {
@@ -157,7 +152,8 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     res: Response,
   ): Promise<{ storeId?: string; bearerError?: StoreAppError; handled?: boolean }> {
     const auth = req.get('authorization');
-    if (auth !== undefined) {
+    // Other schemes (a staging proxy's Basic auth) are not ours: fall through to the cookie.
+    if (auth !== undefined && /^bearer(\s|$)/i.test(auth)) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
       if (!m?.[1]) {
         return {
@@ -176,17 +172,27 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     }
     const launchToken = deps.launch ? req.query[deps.launch.param] : undefined;
     if (deps.launch && typeof launchToken === 'string') {
+      let launched: string | undefined;
       try {
-        const storeId = await deps.launch.verifier.verify(launchToken);
-        if (deps.startSession) await deps.startSession(req, storeId);
-        return { storeId };
+        launched = await deps.launch.verifier.verify(launchToken);
       } catch (err) {
-        if (err instanceof StorageError) throw err;
+        if (!(err instanceof SessionTokenError)) throw err;
         // A stale or replayed launch link falls back to the session cookie.
-        deps.logger?.warn(
-          { code: err instanceof StoreAppError ? err.code : undefined },
-          'Launch token refused.',
-        );
+        deps.logger?.warn({ code: err.code }, 'Launch token refused.');
+      }
+      if (launched !== undefined) {
+        if (deps.startSession) {
+          try {
+            await deps.startSession(req, launched);
+          } catch (cause) {
+            // The session store failed: answer 503 rather than carry on with the old session.
+            if (cause instanceof StoreAppError) throw cause;
+            throw new StorageError('Could not start the app session (session store failed).', {
+              cause,
+            });
+          }
+        }
+        return { storeId: launched };
       }
     }
     const sessionStore = req.session?.storeId;

@@ -8,17 +8,13 @@ import type { StoreApiClient } from '../client/index.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { startStoreSession } from '../http/session.js';
 import { requestToken } from '../oauth/token-endpoint.js';
-import { createTokenManager, type TokenManager } from '../refresh/manager.js';
+import { createTokenManager, type RefreshLogger, type TokenManager } from '../refresh/manager.js';
 import type { Storage } from '../storage/types.js';
 import { createAuthenticated, sessionTokenHandler } from './index.js';
 import { createLaunchVerifier, createSessionTokens } from './session-token.js';
 
 /** The pino logger fits. */
-export interface RuntimeLogger {
-  info(obj: Record<string, unknown>, msg: string): void;
-  warn(obj: Record<string, unknown>, msg: string): void;
-  error(obj: Record<string, unknown>, msg: string): void;
-}
+export type RuntimeLogger = RefreshLogger;
 
 export interface ApiRuntime {
   tokens: TokenManager;

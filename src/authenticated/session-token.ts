@@ -11,7 +11,7 @@
  */
 import { createSecretKey, hkdfSync, type KeyObject, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { StoreAppError } from '../errors/index.js';
+import { ConfigError, StoreAppError } from '../errors/index.js';
 
 export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
 export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
@@ -68,7 +68,7 @@ export function createSessionTokens(config: {
 }): SessionTokenIssuer {
   const keys = config.secrets.map(deriveKey);
   const signingKey = keys[0];
-  if (!signingKey) throw new Error('createSessionTokens needs at least one secret.');
+  if (!signingKey) throw new ConfigError('session.secret', 'needs at least one secret.');
   /**
    * token → (store, expiry ms). Only tokens that passed full verification enter;
    * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
@@ -180,7 +180,8 @@ export function createLaunchVerifier(config: {
           issuer: config.issuer,
           audience: config.clientId,
           clockTolerance: config.clockToleranceSeconds,
-          requiredClaims: ['sub', 'exp', 'iat'],
+          // Without a jti a launch link could not be refused on replay.
+          requiredClaims: ['sub', 'exp', 'iat', 'jti'],
           maxTokenAge: 120 + config.clockToleranceSeconds,
         }));
       } catch (err) {
@@ -192,17 +193,18 @@ export function createLaunchVerifier(config: {
           err instanceof Error ? { name: err.name } : undefined,
         );
       }
-      if (!isPlausibleStoreId(payload.sub)) {
-        throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token names no store.');
+      if (!isPlausibleStoreId(payload.sub) || typeof payload.jti !== 'string') {
+        throw new SessionTokenError(
+          LAUNCH_TOKEN_INVALID,
+          'The launch token names no store or has no id.',
+        );
       }
       const now = Date.now();
       for (const [jti, until] of used) if (until < now) used.delete(jti);
-      if (typeof payload.jti === 'string') {
-        if (used.has(payload.jti)) {
-          throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
-        }
-        used.set(payload.jti, ((payload.exp ?? 0) + config.clockToleranceSeconds) * 1000);
+      if (used.has(payload.jti)) {
+        throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
       }
+      used.set(payload.jti, ((payload.exp ?? 0) + config.clockToleranceSeconds) * 1000);
       return payload.sub;
     },
   };

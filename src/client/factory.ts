@@ -28,6 +28,7 @@ export function createClientFactory(deps: {
   const limiter = createRateLimiter({
     maxConcurrent: deps.options.maxConcurrent,
     pacing: deps.options.pacing,
+    maxBlockWaitMs: deps.options.retries.maxDelayMs,
   });
   const clients = new Map<string, StoreApiClient>();
   return {

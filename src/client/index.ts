@@ -3,8 +3,12 @@
  * (`kit.client(storeId)`, `res.locals.store.client`); every method goes through
  * the transport (pacing, retries, refresh, typed errors).
  */
-import { ResponseInvalidError } from './errors.js';
-import type { HttpMethod, RequestOptions, Transport } from './transport.js';
+import { ResponseInvalidError, StoreApiError } from './errors.js';
+
+/** Code of the error thrown for an empty or dot-segment resource id (nothing is sent). */
+export const INVALID_ID = 'INVALID_ID' as const;
+
+import { type HttpMethod, isRecord, type RequestOptions, type Transport } from './transport.js';
 import type {
   AnalyticsOverview,
   AnalyticsRange,
@@ -166,13 +170,14 @@ export interface StoreApiClient {
   };
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function seg(id: string): string {
-  if (typeof id !== 'string' || id.length === 0) {
-    throw new TypeError('Resource ids must be non-empty strings.');
+  // "." and ".." survive encodeURIComponent and the URL parser would resolve them, so an id
+  // taken from user input could point the call at another endpoint.
+  if (typeof id !== 'string' || id.length === 0 || id === '.' || id === '..') {
+    throw new StoreApiError(
+      INVALID_ID,
+      'Resource ids must be non-empty strings other than "." and "..".',
+    );
   }
   return encodeURIComponent(id);
 }
@@ -279,14 +284,14 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     paginate,
     products: {
       list: listable<Product, ListParams>('/products'),
-      get: (id, o) => one('GET', `/products/${seg(id)}`, { ...o }),
-      create: (input, o) => one('POST', '/products', { ...o, body: input }),
-      update: (id, input, o) => one('PUT', `/products/${seg(id)}`, { ...o, body: input }),
-      delete: (id, o) => none('DELETE', `/products/${seg(id)}`, { ...o }),
+      get: async (id, o) => one('GET', `/products/${seg(id)}`, { ...o }),
+      create: async (input, o) => one('POST', '/products', { ...o, body: input }),
+      update: async (id, input, o) => one('PUT', `/products/${seg(id)}`, { ...o, body: input }),
+      delete: async (id, o) => none('DELETE', `/products/${seg(id)}`, { ...o }),
       variants: {
-        list: (productId, params, o) =>
+        list: async (productId, params, o) =>
           page(`/products/${seg(productId)}/variants`, { ...o, query: q(params) }),
-        create: (productId, input, o) =>
+        create: async (productId, input, o) =>
           one('POST', `/products/${seg(productId)}/variants`, { ...o, body: input }),
       },
     },
@@ -296,33 +301,35 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     },
     orders: {
       list: listable<Order, OrderListParams>('/orders'),
-      get: (id, o) => one('GET', `/orders/${seg(id)}`, { ...o }),
-      update: (id, input, o) => one('PUT', `/orders/${seg(id)}`, { ...o, body: input }),
-      fulfill: (id, input, o) => one('POST', `/orders/${seg(id)}/fulfill`, { ...o, body: input }),
-      refund: (id, input, o) => one('POST', `/orders/${seg(id)}/refund`, { ...o, body: input }),
+      get: async (id, o) => one('GET', `/orders/${seg(id)}`, { ...o }),
+      update: async (id, input, o) => one('PUT', `/orders/${seg(id)}`, { ...o, body: input }),
+      fulfill: async (id, input, o) =>
+        one('POST', `/orders/${seg(id)}/fulfill`, { ...o, body: input }),
+      refund: async (id, input, o) =>
+        one('POST', `/orders/${seg(id)}/refund`, { ...o, body: input }),
     },
     draftOrders: {
       create: (input, o) => one('POST', '/draft-orders', { ...o, body: input }),
     },
     customers: {
       list: listable<Customer, CustomerListParams>('/customers'),
-      get: (id, o) => one('GET', `/customers/${seg(id)}`, { ...o }),
-      create: (input, o) => one('POST', '/customers', { ...o, body: input }),
-      update: (id, input, o) => one('PUT', `/customers/${seg(id)}`, { ...o, body: input }),
+      get: async (id, o) => one('GET', `/customers/${seg(id)}`, { ...o }),
+      create: async (input, o) => one('POST', '/customers', { ...o, body: input }),
+      update: async (id, input, o) => one('PUT', `/customers/${seg(id)}`, { ...o, body: input }),
     },
     inventory: {
-      get: (productId, o) => one('GET', `/products/${seg(productId)}/inventory`, { ...o }),
-      set: (productId, quantity, extra, o) =>
+      get: async (productId, o) => one('GET', `/products/${seg(productId)}/inventory`, { ...o }),
+      set: async (productId, quantity, extra, o) =>
         one('PUT', `/products/${seg(productId)}/inventory`, {
           ...o,
           body: { ...extra, set: quantity },
         }),
-      adjust: (productId, delta, extra, o) =>
+      adjust: async (productId, delta, extra, o) =>
         one('PUT', `/products/${seg(productId)}/inventory`, {
           ...o,
           body: delta >= 0 ? { ...extra, increment: delta } : { ...extra, decrement: -delta },
         }),
-      update: (productId, adjustment, o) =>
+      update: async (productId, adjustment, o) =>
         one('PUT', `/products/${seg(productId)}/inventory`, { ...o, body: adjustment }),
     },
     shipping: {
@@ -333,9 +340,9 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     },
     discounts: {
       list: listable<Discount, ListParams>('/discounts'),
-      create: (input, o) => one('POST', '/discounts', { ...o, body: input }),
-      update: (id, input, o) => one('PUT', `/discounts/${seg(id)}`, { ...o, body: input }),
-      delete: (id, o) => none('DELETE', `/discounts/${seg(id)}`, { ...o }),
+      create: async (input, o) => one('POST', '/discounts', { ...o, body: input }),
+      update: async (id, input, o) => one('PUT', `/discounts/${seg(id)}`, { ...o, body: input }),
+      delete: async (id, o) => none('DELETE', `/discounts/${seg(id)}`, { ...o }),
     },
     content: {
       pages: {

@@ -80,7 +80,8 @@ export interface ResolvedClientOptions {
   fetch: typeof fetch;
 }
 
-function positiveInt(setting: string, value: unknown, fallback: number, min = 1): number {
+/** An integer option of at least `min`, or its default; ConfigError names the setting. */
+export function positiveInt(setting: string, value: unknown, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new ConfigError(setting, `must be an integer of at least ${min}.`);

@@ -8,7 +8,7 @@
  * (with one second's worth of burst), waits for the reset when the budget is
  * gone, and honours Retry-After after a 429.
  */
-import { AbortedError } from './errors.js';
+import { AbortedError, RateLimitedError } from './errors.js';
 
 /** Keep this much of a window unused at its end, and wait this long past its reset, so
  * a small clock difference with the platform cannot land a request in the old window. */
@@ -69,13 +69,19 @@ function headerInt(headers: Headers, name: string): number | undefined {
 export function createRateLimiter(options: {
   maxConcurrent: number;
   pacing: boolean;
+  /**
+   * A caller arriving while a 429 blocks the store for longer than this gets
+   * RateLimitedError at once instead of waiting out the whole Retry-After.
+   */
+  maxBlockWaitMs?: number;
 }): RateLimiter {
   const gates = new Map<string, StoreGate>();
+  const maxBlockWaitMs = options.maxBlockWaitMs ?? Number.POSITIVE_INFINITY;
   return {
     forStore(storeId) {
       let gate = gates.get(storeId);
       if (!gate) {
-        gate = createStoreGate(options.maxConcurrent, options.pacing);
+        gate = createStoreGate(options.maxConcurrent, options.pacing, maxBlockWaitMs);
         gates.set(storeId, gate);
       }
       return gate;
@@ -86,7 +92,11 @@ export function createRateLimiter(options: {
   };
 }
 
-function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGate {
+function createStoreGate(
+  maxConcurrent: number,
+  pacing: boolean,
+  maxBlockWaitMs: number,
+): StoreGate {
   let inFlight = 0;
   const waiters: Array<() => void> = [];
 
@@ -170,7 +180,11 @@ function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGate {
       await takeConcurrency(signal);
       try {
         for (;;) {
-          const { wait, final } = reserve(Date.now());
+          const now = Date.now();
+          if (blockedUntil - now > maxBlockWaitMs) {
+            throw new RateLimitedError(Math.ceil((blockedUntil - now) / 1000));
+          }
+          const { wait, final } = reserve(now);
           if (wait > 0) await sleep(wait, signal);
           if (final) break;
         }

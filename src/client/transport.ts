@@ -80,11 +80,22 @@ export function resetDeprecationNotices(): void {
   loggedNotices.clear();
 }
 
-function buildUrl(baseUrl: string, path: string, query?: Record<string, QueryValue>): URL {
+function buildUrl(
+  baseUrl: string,
+  basePath: string,
+  path: string,
+  query?: Record<string, QueryValue>,
+): URL {
   if (!path.startsWith('/') || path.startsWith('//')) {
     throw new StoreApiError('INVALID_PATH', 'API paths must start with a single "/".', { path });
   }
   const url = new URL(baseUrl + path);
+  // Dot segments ("/../", "/%2e%2e/") are resolved by the URL parser: stay under {base_url}.
+  if (!url.pathname.startsWith(basePath)) {
+    throw new StoreApiError('INVALID_PATH', 'API paths must stay under the API base URL.', {
+      path,
+    });
+  }
   if (query) {
     for (const [key, value] of Object.entries(query)) {
       if (value === undefined || value === null) continue;
@@ -119,7 +130,7 @@ function jitter(ms: number): number {
   return Math.random() * ms;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -153,6 +164,7 @@ export function createTransport(deps: {
 }): Transport {
   const { storeId, options, tokens, limiter, logger } = deps;
   const baseUrl = options.baseUrl;
+  const basePath = baseUrl ? `${new URL(baseUrl).pathname.replace(/\/+$/, '')}/` : '/';
   const gate = limiter.forStore(storeId);
 
   function noticeDeprecation(headers: Headers, method: string, path: string) {
@@ -296,7 +308,7 @@ export function createTransport(deps: {
         'The client has no baseUrl; pass platformUrl to storeApp() or baseUrl to the client.',
       );
     }
-    const url = buildUrl(baseUrl, path, opts.query);
+    const url = buildUrl(baseUrl, basePath, path, opts.query);
     const logPath = url.pathname;
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
@@ -308,7 +320,14 @@ export function createTransport(deps: {
 
     for (;;) {
       if (signal?.aborted) throw new AbortedError(ctx);
-      const release = await gate.acquire(signal);
+      let release: () => void;
+      try {
+        release = await gate.acquire(signal);
+      } catch (err) {
+        // The store is blocked by an earlier 429 for longer than the client waits.
+        if (err instanceof RateLimitedError) throw new RateLimitedError(err.retryAfter, ctx);
+        throw err;
+      }
       let raw: RawResponse;
       let token: string;
       try {

@@ -27,6 +27,8 @@ import type { ResolvedRefreshOptions } from './options.js';
 
 /** Lifetime assumed when a refresh response has no usable expires_in (the document's value). */
 const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
+/** A longer expires_in is a broken response; trusting it would stop proactive refresh. */
+const MAX_EXPIRES_IN_SECONDS = 366 * 86_400;
 
 export const REFRESH_UNAVAILABLE = 'REFRESH_UNAVAILABLE' as const;
 
@@ -118,6 +120,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const cache = new Map<string, CacheEntry>();
   const inFlight = new Map<string, Promise<Installation>>();
   const revoking = new Map<string, Promise<boolean>>();
+  /** Installations returned by a refresh this process committed (for sweep statistics). */
+  const committedHere = new WeakSet<Installation>();
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
 
@@ -176,7 +180,10 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       throw new RefreshUnavailableError('The refresh response had no access token.');
     }
     const expiresIn =
-      typeof r.expiresIn === 'number' && Number.isFinite(r.expiresIn) && r.expiresIn > 0
+      typeof r.expiresIn === 'number' &&
+      Number.isFinite(r.expiresIn) &&
+      r.expiresIn > 0 &&
+      r.expiresIn <= MAX_EXPIRES_IN_SECONDS
         ? r.expiresIn
         : DEFAULT_EXPIRES_IN_SECONDS;
     const scopes =
@@ -229,6 +236,13 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         response = await callTokenEndpoint(storeId, inst.refreshToken, signal);
       } catch (err) {
         if (isInvalidGrant(err)) {
+          // A reinstall, or a process that took over after our lease ran out, may have
+          // replaced the grant meanwhile: that newer installation must not be flagged.
+          const current = await installations.get(storeId);
+          if (current && current.version !== inst.version) {
+            lostTo = inst.version;
+            continue;
+          }
           await installations.markNeedsReauth(storeId);
           cache.delete(storeId);
           logger?.warn({ storeId }, 'Refresh token refused (invalid_grant); reinstall required.');
@@ -256,6 +270,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         continue;
       }
       logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
+      committedHere.add(committed);
       return remember(committed);
     }
   }
@@ -293,9 +308,9 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     for (const storeId of ids) {
       result.checked++;
       try {
-        const before = cache.get(storeId)?.installation.version;
         const inst = await refreshOnce(storeId, { kind: 'window' });
-        if (inst.version !== before) result.refreshed++;
+        // Count only refreshes this process made, not a winner's token it re-read.
+        if (committedHere.has(inst)) result.refreshed++;
       } catch (err) {
         // One store failing (needs reinstall, endpoint down) must not stop the others.
         result.failed++;

@@ -2,7 +2,7 @@
  * Options of the token manager (automatic refresh). `storeApp()` composes these
  * under `refresh`; `resolveRefreshOptions` validates them once and fills defaults.
  */
-import { ConfigError } from '../errors/index.js';
+import { positiveInt as int } from '../client/options.js';
 
 export interface RefreshOptions {
   /**
@@ -55,14 +55,6 @@ export interface RefreshOptions {
 }
 
 export type ResolvedRefreshOptions = Required<RefreshOptions>;
-
-function int(setting: string, value: unknown, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new ConfigError(setting, `must be an integer of at least ${min}.`);
-  }
-  return value;
-}
 
 /** Validates once and fills every default; throws ConfigError naming the option. */
 export function resolveRefreshOptions(

@@ -40,7 +40,11 @@ function sessionTokensFor(secret = SECRET, ttlSeconds = 300) {
 }
 
 function buildApp(
-  o: { scopes?: string[]; tokens?: Pick<TokenManager, 'getInstallation' | 'reload'> } = {},
+  o: {
+    scopes?: string[];
+    tokens?: Pick<TokenManager, 'getInstallation' | 'reload'>;
+    startSession?: (req: express.Request, storeId: string) => Promise<void>;
+  } = {},
 ): Express {
   const { tokens } = fx.runtime();
   const counting: typeof fetch = (url, init) => {
@@ -65,10 +69,12 @@ function buildApp(
         clockToleranceSeconds: 0,
       }),
     },
-    startSession: async (req, storeId) => {
-      await new Promise<void>((r, j) => req.session.regenerate((e) => (e ? j(e) : r())));
-      req.session.storeId = storeId;
-    },
+    startSession:
+      o.startSession ??
+      (async (req, storeId) => {
+        await new Promise<void>((r, j) => req.session.regenerate((e) => (e ? j(e) : r())));
+        req.session.storeId = storeId;
+      }),
     beginUrl: `${APP_URL}/auth`,
     options: resolveAuthenticatedOptions(),
   });
@@ -213,6 +219,83 @@ describe('finding the store', () => {
       .get(`/page?store_id=${inst.storeId}&embedded=1&launch=${launch}`)
       .set(xhr);
     expect(replay.status).toBe(401);
+  });
+});
+
+function launchToken(storeId: string, o: { jti?: string | null } = {}) {
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(fx.platform.authUrl)
+    .setAudience(fx.clientId)
+    .setSubject(storeId)
+    .setIssuedAt()
+    .setExpirationTime('60s');
+  if (o.jti !== null) jwt.setJti(o.jti ?? randomBytes(8).toString('hex'));
+  return jwt.sign(new TextEncoder().encode(fx.clientSecret));
+}
+
+describe('session token configuration', () => {
+  it('refuses to build without a secret, with a ConfigError code', () => {
+    expect(() =>
+      createSessionTokens({
+        secrets: [],
+        clientId: 'c',
+        issuer: APP_URL,
+        ttlSeconds: 300,
+        clockToleranceSeconds: 0,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+  });
+});
+
+describe('authorization schemes', () => {
+  it('ignores a non-Bearer Authorization header (a proxy Basic auth) and uses the session', async () => {
+    const inst = await fx.install();
+    const agent = request.agent(buildApp());
+    await agent.get(`/test-login?store_id=${inst.storeId}`).expect(200);
+    const res = await agent
+      .get('/page')
+      .set(xhr)
+      .set('authorization', `Basic ${Buffer.from('staging:pw').toString('base64')}`)
+      .expect(200);
+    expect(res.body.storeId).toBe(inst.storeId);
+    // An empty Bearer is still refused, never silently replaced by the cookie.
+    const bad = await agent.get('/page').set(xhr).set('authorization', 'Bearer ').expect(401);
+    expect(bad.body.code).toBe('SESSION_TOKEN_INVALID');
+  });
+});
+
+describe('launch token edge cases', () => {
+  it('refuses a launch token without jti (it could not be refused on replay)', async () => {
+    const inst = await fx.install();
+    const launch = await launchToken(inst.storeId, { jti: null });
+    const app = buildApp();
+    for (let i = 0; i < 2; i++) {
+      const res = await request(app)
+        .get(`/page?store_id=${inst.storeId}&embedded=1&launch=${launch}`)
+        .set(xhr);
+      expect(res.status).toBe(401);
+      expect(res.body.code).toBe('SESSION_REQUIRED');
+    }
+  });
+
+  it('a session store failure while starting the session is 503, not the old session', async () => {
+    const a = await fx.install();
+    const b = await fx.install();
+    const app = buildApp({
+      startSession: async () => {
+        throw new Error('session store down');
+      },
+    });
+    const agent = request.agent(app);
+    // The browser already has a session for store a; the admin now launches store b.
+    await agent.get(`/test-login?store_id=${a.storeId}`).expect(200);
+    const res = await agent
+      .get(`/page?store_id=${b.storeId}&launch=${await launchToken(b.storeId)}`)
+      .set(xhr);
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('STORAGE_UNAVAILABLE');
+    expect(JSON.stringify(res.body)).not.toContain('session store down');
   });
 });
 

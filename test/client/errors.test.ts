@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   AbortedError,
   ConflictError,
@@ -123,6 +123,34 @@ describe('requests', () => {
     expect(h['x-store-id']).toBe('store-1');
     expect(h['content-type']).toBe('application/json');
     expect(seen[0]!.url).toBe('/api/v1/products');
+  });
+});
+
+describe('resource ids', () => {
+  it.each(['', '.', '..'])('refuses the id %j without sending anything', async (id) => {
+    const c = makeClient();
+    for (const call of [
+      () => c.products.get(id),
+      () => c.inventory.set(id, 1),
+      () => c.orders.update(id, {}),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ code: 'INVALID_ID' });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  it('request() refuses paths that climb out of the API base', async () => {
+    const c = makeClient();
+    for (const path of ['/../oauth/token', '/products/%2e%2e/%2E%2E/../admin', '//evil.test/x']) {
+      await expect(c.request('GET', path)).rejects.toMatchObject({ code: 'INVALID_PATH' });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  it('encodes an id with slashes into one path segment', async () => {
+    handlers.push(json(200, { id: 'x' }));
+    await makeClient().products.get('a/../../b');
+    expect(seen[0]!.url).toBe('/api/v1/products/a%2F..%2F..%2Fb');
   });
 });
 
@@ -278,6 +306,20 @@ describe('retries', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('after a long Retry-After, later calls of that store fail fast instead of hanging', async () => {
+    handlers.push(json(429, { error: 'slow', code: 'rate_limited' }, { 'retry-after': '120' }));
+    const c = makeClient();
+    const first = await c.products.list().catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(RateLimitedError);
+    const t0 = Date.now();
+    const second = await c.products.get('p1').catch((e: unknown) => e);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(second).toBeInstanceOf(RateLimitedError);
+    expect(second).toMatchObject({ code: 'rate_limited', method: 'GET' });
+    expect((second as RateLimitedError).retryAfter).toBeGreaterThanOrEqual(119);
+    expect(seen).toHaveLength(1);
+  });
+
   it('parses Retry-After as seconds or HTTP-date', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(parseRetryAfter('7', now)).toBe(7);
@@ -328,14 +370,15 @@ describe('time limits and cancellation', () => {
       .products.list()
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
+    // On a loaded machine the request may reach the server after the timeout: let it land
+    // here, not in the next test's handlers.
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
   });
 
   it('honours the caller AbortSignal', async () => {
-    handlers.push(() => {
-      /* never answers */
-    });
     const ac = new AbortController();
-    setTimeout(() => ac.abort(), 50);
+    // Abort once the server has the request, so it cannot arrive during the next test.
+    handlers.push(() => ac.abort());
     const err = await makeClient()
       .products.list({}, { signal: ac.signal })
       .catch((e: unknown) => e);

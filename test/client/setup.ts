@@ -46,8 +46,15 @@ export interface Fixture {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
-  /** Installs a new store (seeded with `seed` products) and stores its tokens. */
-  install(options?: { seed?: boolean | number; scopes?: string[] }): Promise<Installation>;
+  /**
+   * Installs a new store (seeded with `seed` products) and stores its tokens; with
+   * `storeId`, installs that existing store again (a reinstall).
+   */
+  install(options?: {
+    seed?: boolean | number;
+    scopes?: string[];
+    storeId?: string;
+  }): Promise<Installation>;
   /** A token manager + client factory on this storage. */
   runtime(options?: {
     refresh?: RefreshOptions;
@@ -91,8 +98,8 @@ export async function createFixture(
     encoding: 'json' as const,
   };
 
-  async function install(o: { seed?: boolean | number; scopes?: string[] } = {}) {
-    const { storeId } = platform.createStore({ seed: o.seed ?? false });
+  async function install(o: { seed?: boolean | number; scopes?: string[]; storeId?: string } = {}) {
+    const storeId = o.storeId ?? platform.createStore({ seed: o.seed ?? false }).storeId;
     const verifier = randomBytes(32).toString('base64url');
     const authorize = new URL(`${platform.authUrl}/oauth/authorize`);
     authorize.search = new URLSearchParams({

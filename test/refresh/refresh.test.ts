@@ -113,6 +113,28 @@ describe('refresh responses and failures', () => {
     expect(lifetime).toBeLessThanOrEqual(86_400_000);
   });
 
+  it.each([
+    ['absurd', 1e13],
+    ['negative', -5],
+    ['string', '3600'],
+  ])('assumes 86400 s for an %s expires_in', async (_kind, expiresIn) => {
+    const inst = await fx.install();
+    await fx.storage.installations.upsert(inst.storeId, {
+      ...inst,
+      accessTokenExpiresAt: new Date(now() + 10_000),
+    });
+    const tokens = createTokenManager({
+      installations: fx.storage.installations,
+      options: resolveRefreshOptions(),
+      refresh: async () => ({ accessToken: 'a', expiresIn: expiresIn as number }),
+      now,
+    });
+    const got = await tokens.getInstallation(inst.storeId);
+    const lifetime = got.accessTokenExpiresAt.getTime() - now();
+    expect(lifetime).toBeGreaterThan(86_390_000);
+    expect(lifetime).toBeLessThanOrEqual(86_400_000);
+  });
+
   it('invalid_grant marks the installation and surfaces ReauthorizationRequiredError', async () => {
     const inst = await fx.install();
     await fx.storage.installations.upsert(inst.storeId, {
@@ -128,6 +150,35 @@ describe('refresh responses and failures', () => {
     expect(err).toBeInstanceOf(ReauthorizationRequiredError);
     expect((err as ReauthorizationRequiredError).code).toBe('REAUTHORIZATION_REQUIRED');
     expect((await fx.storage.installations.get(inst.storeId))!.needsReauth).toBe(true);
+  });
+
+  it('invalid_grant racing a reinstall keeps the reinstall usable', async () => {
+    const inst = await fx.install();
+    await fx.storage.installations.upsert(inst.storeId, {
+      ...inst,
+      accessTokenExpiresAt: new Date(now() + 10_000),
+    });
+    const { OAuthError } = await import('../../src/oauth/errors.js');
+    const tokens = createTokenManager({
+      installations: fx.storage.installations,
+      options: resolveRefreshOptions(),
+      refresh: async () => {
+        // The merchant reinstalls while our refresh is on the wire; the old grant is gone.
+        await fx.storage.installations.upsert(inst.storeId, {
+          scopes: inst.scopes,
+          accessToken: 'from-reinstall',
+          refreshToken: 'r-reinstall',
+          accessTokenExpiresAt: new Date(now() + 86_400_000),
+        });
+        throw new OAuthError('invalid_grant', 'refused', { status: 400 });
+      },
+      now,
+    });
+    const got = await tokens.getInstallation(inst.storeId);
+    expect(got.accessToken).toBe('from-reinstall');
+    const stored = await fx.storage.installations.get(inst.storeId);
+    expect(stored!.needsReauth).toBe(false);
+    expect(stored!.accessToken).toBe('from-reinstall');
   });
 
   it('retries a failing token endpoint with backoff, then succeeds', async () => {
@@ -159,6 +210,56 @@ describe('refresh responses and failures', () => {
     expect(calls).toBe(3);
     expect(got.accessToken).toBe('after-retries');
     expect(got.scopes).toEqual(['read_products']);
+  });
+});
+
+describe('crash safety', () => {
+  it('a process that dies mid-refresh holding the lease does not lock the store out', async () => {
+    const inst = await fx.install();
+    await fx.storage.installations.upsert(inst.storeId, {
+      ...inst,
+      accessTokenExpiresAt: new Date(now() + 10_000),
+    });
+    const { requestToken } = await import('../../src/oauth/token-endpoint.js');
+    const endpoint = {
+      url: `${fx.platform.authUrl}/oauth/token`,
+      clientId: fx.clientId,
+      clientSecret: fx.clientSecret,
+      encoding: 'json' as const,
+    };
+    const realRefresh = (refreshToken: string) =>
+      requestToken(endpoint, { grant_type: 'refresh_token', refresh_token: refreshToken });
+    const options = resolveRefreshOptions({ leaseMs: 200, pollIntervalMs: 20 });
+    // Process A: the platform rotates the tokens, then A dies before committing them.
+    let died!: () => void;
+    const dead = new Promise<void>((r) => {
+      died = r;
+    });
+    const a = createTokenManager({
+      installations: fx.storage.installations,
+      options,
+      refresh: async (rt) => {
+        await realRefresh(rt);
+        died();
+        return new Promise(() => {
+          /* the process is gone */
+        });
+      },
+      now,
+    });
+    void a.getInstallation(inst.storeId);
+    await dead;
+    // Process B waits out A's lease, refreshes with the stored (old) refresh token inside the
+    // platform's grace period, and commits before anyone uses the result.
+    const b = fx.runtime({ now, refresh: { leaseMs: 200, pollIntervalMs: 20 } });
+    const before = fx.refreshCalls();
+    const page = await b.client(inst.storeId).products.list({ limit: 1 });
+    expect(page.data).toBeInstanceOf(Array);
+    expect(fx.refreshCalls() - before).toBe(1);
+    const stored = await fx.storage.installations.get(inst.storeId);
+    expect(stored!.needsReauth).toBe(false);
+    expect(stored!.version).toBeGreaterThan(inst.version + 1);
+    expect(stored!.accessToken).not.toBe(inst.accessToken);
   });
 });
 
@@ -211,6 +312,28 @@ describe('token_revoked', () => {
     expect(await fx.storage.installations.get(inst.storeId)).toBeNull();
   });
 
+  it('a late token_revoked for the old grant does not purge a reinstall (replays instead)', async () => {
+    const inst = await fx.install();
+    const purged: string[] = [];
+    const { client } = fx.runtime({
+      now,
+      onRevoked: async (storeId) => {
+        purged.push(storeId);
+        await fx.storage.purge(storeId, { tables: [] });
+      },
+    });
+    const c = client(inst.storeId);
+    await c.store.current(); // this process now holds the old token in memory
+    // Uninstall (old grant revoked) and reinstall, handled by another process.
+    fx.platform.revokeTokens({ storeId: inst.storeId, clientId: fx.clientId });
+    const again = await fx.install({ storeId: inst.storeId });
+    const page = await c.products.list({ limit: 1 });
+    expect(Array.isArray(page.data)).toBe(true);
+    expect(purged).toEqual([]);
+    const stored = await fx.storage.installations.get(inst.storeId);
+    expect(stored!.accessToken).toBe(again.accessToken);
+  });
+
   it('does not purge a reinstall that replaced the revoked token', async () => {
     const inst = await fx.install();
     const purged: string[] = [];
@@ -242,6 +365,28 @@ describe('background sweep', () => {
     const page = await client(inst.storeId).products.list({ limit: 1 });
     expect(Array.isArray(page.data)).toBe(true);
     expect(fx.refreshCalls()).toBe(again); // no refresh on the request path
+  });
+
+  it('two processes sweeping the same store: one refresh, counted once', async () => {
+    // Its own platform and database, so no other test's store is due as well.
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const own = await createFixture({ now: clock });
+    try {
+      const inst = await own.install();
+      own.platform.advanceClock(86_400 - 250);
+      offset += (86_400 - 250) * 1000;
+      const a = own.runtime({ now: clock, refresh: { sweepIntervalMs: 0 } });
+      const b = own.runtime({ now: clock, refresh: { sweepIntervalMs: 0 } });
+      const [ra, rb] = await Promise.all([a.tokens.sweep(), b.tokens.sweep()]);
+      expect(own.refreshCalls()).toBe(1);
+      expect(ra.refreshed + rb.refreshed).toBe(1);
+      expect(ra.failed + rb.failed).toBe(0);
+      const stored = await own.storage.installations.get(inst.storeId);
+      expect(stored!.version).toBe(inst.version + 1);
+    } finally {
+      await own.close();
+    }
   });
 
   it('startSweep runs on an unref timer and stopSweep ends it', async () => {
