@@ -133,7 +133,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     r.all(webhooks.path, webhooks.receiver);
     const session: RequestHandler = sessionMiddleware(config.session, storage.sessionStore());
     r.use(session);
-    r.use(createInstallRoutes({ config, storage, logger }));
+    r.use(createInstallRoutes({ config, storage, logger, onInstalled: (id) => api.forget(id) }));
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
     r.use(kitErrorHandler(logger));
     return r;

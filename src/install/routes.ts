@@ -26,6 +26,11 @@ export interface InstallRoutesDeps {
   logger: Logger;
   /** The fetch used for the token exchange (tests). @default globalThis.fetch */
   fetch?: typeof fetch;
+  /**
+   * Called once the new tokens are stored, so in-memory copies of the old
+   * installation (the token manager's cache) are dropped at once.
+   */
+  onInstalled?: (storeId: string) => void;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -406,6 +411,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
         refreshToken: token.refreshToken,
         accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
       });
+      deps.onInstalled?.(storeId);
       await startStoreSession(req, storeId);
     } catch (err) {
       clearBinding();

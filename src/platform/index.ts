@@ -43,6 +43,7 @@ import {
   PLATFORM_UNKNOWN_STORE,
   PlatformError,
 } from './errors.js';
+import { createFaultInjector, type FaultCounts, type FaultOptions } from './faults/index.js';
 import { PLATFORM_CSS } from './html.js';
 import { type PlatformOptions, resolvePlatformOptions } from './options.js';
 import { createRateLimiter } from './ratelimit/index.js';
@@ -67,6 +68,7 @@ export {
   PlatformError,
   type PlatformErrorCode,
 } from './errors.js';
+export type { FaultCounts, FaultOptions, FaultRoute, FaultRule } from './faults/index.js';
 export type { PlatformOptions, RateLimit, Tier } from './options.js';
 export { TIER_LIMITS } from './options.js';
 export { SCOPES, type Scope } from './scopes.js';
@@ -124,6 +126,13 @@ export interface Platform {
   waitForDeliveries(options?: WaitForDeliveriesOptions): Promise<Delivery[]>;
   /** Counts of token-endpoint calls per grant type (for "exactly one refresh" assertions). */
   stats(): TokenStats;
+  /** Counts of faults injected since start (see `faults` in the options). */
+  faultStats(): FaultCounts;
+  /**
+   * Replaces the injected faults at run time (`undefined` or `{}` heals the
+   * platform) and reseeds their generator. Throws `PLATFORM_INVALID_OPTIONS`.
+   */
+  setFaults(faults: FaultOptions | undefined): void;
   close(): Promise<void>;
 }
 
@@ -145,7 +154,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const limiter = createRateLimiter(clock);
   const pending = createPendingRequests();
   const stats: TokenStats = { tokenRequests: { authorization_code: 0, refresh_token: 0 } };
+  const faults = createFaultInjector(opts.faults);
   const webhooks = createWebhookDispatcher({
+    copies: faults.webhookCopies,
     db,
     apps,
     schedule: opts.webhookRetrySchedule,
@@ -267,6 +278,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       next();
     });
   }
+  // In front of every route: handlers never know about faults.
+  app.use(faults.middleware);
   app.get('/assets/platform.css', function css(_req, res) {
     res
       .set({ 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' })
@@ -375,9 +388,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     deliveries: (filter) => webhooks.list(filter),
     waitForDeliveries: (o) => webhooks.waitFor(o),
     stats: () => ({ tokenRequests: { ...stats.tokenRequests } }),
+    faultStats: () => faults.counts(),
+    setFaults: (next) => faults.set(next),
     close() {
       closing ??= (async () => {
         await webhooks.close();
+        faults.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { PLATFORM_INVALID_OPTIONS, PlatformError } from './errors.js';
+import { type FaultOptions, type ResolvedFaults, resolveFaults } from './faults/index.js';
 
 export type Tier = 'community' | 'partner' | 'elite';
 
@@ -47,6 +48,12 @@ export interface PlatformOptions {
   webhookTimeoutMs?: number;
   /** A pino logger, or `true` for one at `info` on stderr. @default false */
   logger?: Logger | boolean;
+  /**
+   * Injected faults (latency, 5xx, resets, 429 storms, a hanging token
+   * endpoint, dropped or duplicated webhooks); change them later with
+   * `platform.setFaults()`. See docs/platform.md. @default undefined (none)
+   */
+  faults?: FaultOptions;
 }
 
 export interface ResolvedPlatformOptions {
@@ -62,6 +69,7 @@ export interface ResolvedPlatformOptions {
   webhookRetrySchedule: readonly number[];
   webhookTimeoutMs: number;
   logger: Logger | boolean;
+  faults: ResolvedFaults;
 }
 
 export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = {
@@ -77,6 +85,7 @@ export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = {
   webhookRetrySchedule: [5, 30, 120, 600, 1800, 3600],
   webhookTimeoutMs: 10_000,
   logger: false,
+  faults: resolveFaults(undefined),
 };
 
 function fail(setting: string, message: string): never {
@@ -151,5 +160,6 @@ export function resolvePlatformOptions(options: PlatformOptions = {}): ResolvedP
       options.webhookTimeoutMs ?? d.webhookTimeoutMs,
     ),
     logger: options.logger ?? d.logger,
+    faults: options.faults === undefined ? d.faults : resolveFaults(options.faults),
   };
 }

@@ -211,7 +211,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       // The version moved since we lost: the winner committed; its token is ours now.
       if (lostTo !== undefined && inst.version !== lostTo) return remember(inst);
       if (!inst.refreshToken) {
-        await installations.markNeedsReauth(storeId);
+        // A reinstall may have landed since the read: then re-read and use it.
+        if (!(await installations.markNeedsReauth(storeId, inst.version))) continue;
         cache.delete(storeId);
         throw new ReauthorizationRequiredError(
           storeId,
@@ -237,13 +238,12 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       } catch (err) {
         if (isInvalidGrant(err)) {
           // A reinstall, or a process that took over after our lease ran out, may have
-          // replaced the grant meanwhile: that newer installation must not be flagged.
-          const current = await installations.get(storeId);
-          if (current && current.version !== inst.version) {
+          // replaced the grant meanwhile: flag only the version we refreshed from, else
+          // re-read and use the newer tokens.
+          if (!(await installations.markNeedsReauth(storeId, inst.version))) {
             lostTo = inst.version;
             continue;
           }
-          await installations.markNeedsReauth(storeId);
           cache.delete(storeId);
           logger?.warn({ storeId }, 'Refresh token refused (invalid_grant); reinstall required.');
           throw new ReauthorizationRequiredError(storeId, undefined, { cause: err });

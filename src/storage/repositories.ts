@@ -177,8 +177,8 @@ export function createInstallationRepository(
       );
     },
 
-    async markNeedsReauth(storeId) {
-      await adapter.run('flagging an installation for reinstall', (db) =>
+    async markNeedsReauth(storeId, expectedVersion) {
+      const result = await adapter.run('flagging an installation for reinstall', (db) =>
         db
           .update(t)
           .set({
@@ -187,8 +187,13 @@ export function createInstallationRepository(
             refreshLeaseUntil: null,
             updatedAt: new Date(),
           })
-          .where(eq(t.storeId, storeId)),
+          .where(
+            expectedVersion === undefined
+              ? eq(t.storeId, storeId)
+              : and(eq(t.storeId, storeId), eq(t.version, expectedVersion)),
+          ),
       );
+      return adapter.affected(result) === 1;
     },
 
     async listExpiringBefore(before, limit) {

@@ -80,8 +80,12 @@ export interface InstallationRepository {
   completeRefresh(storeId: string, owner: string, tokens: TokenSet): Promise<Installation | null>;
   /** Give the lease back without changing tokens (refresh failed transiently). */
   releaseRefreshLease(storeId: string, owner: string): Promise<void>;
-  /** Refresh failed for good: keep the row, flag it, clear the lease. */
-  markNeedsReauth(storeId: string): Promise<void>;
+  /**
+   * Refresh failed for good: keep the row, flag it, clear the lease. With
+   * `expectedVersion`, flag only if the row is still at that version, so a
+   * reinstall that landed meanwhile is never flagged. Returns true if flagged.
+   */
+  markNeedsReauth(storeId: string, expectedVersion?: number): Promise<boolean>;
   /** Store ids whose access token expires before `before` (for the background sweep). */
   listExpiringBefore(before: Date, limit: number): Promise<string[]>;
   /** Every installation's store id, for re-encryption and admin listings. */

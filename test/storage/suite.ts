@@ -240,6 +240,16 @@ export function defineStorageSuite(ctx: SuiteContext) {
       ).toBe(true);
     });
 
+    it('markNeedsReauth with an expected version spares a row that moved on (reinstall)', async () => {
+      const storeId = uniqueStore('reauth-cas');
+      const old = await storage.installations.upsert(storeId, tokens('old'));
+      const reinstalled = await storage.installations.upsert(storeId, tokens('new'));
+      expect(await storage.installations.markNeedsReauth(storeId, old.version)).toBe(false);
+      expect(await storage.installations.get(storeId)).toMatchObject({ needsReauth: false });
+      expect(await storage.installations.markNeedsReauth(storeId, reinstalled.version)).toBe(true);
+      expect(await storage.installations.get(storeId)).toMatchObject({ needsReauth: true });
+    });
+
     it('listExpiringBefore returns soonest first, skips flagged rows, honours limit', async () => {
       const base = Date.now() + 10 * 365 * 86_400_000; // far future: unaffected by other tests
       const ids = [uniqueStore('exp1'), uniqueStore('exp2'), uniqueStore('exp3')];

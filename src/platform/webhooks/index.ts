@@ -63,8 +63,11 @@ export function createWebhookDispatcher(deps: {
   schedule: readonly number[];
   timeoutMs: number;
   logger: Logger | undefined;
+  /** Fault injection: copies of each attempt to send (0 = drop it). @default () => 1 */
+  copies?: () => number;
 }): WebhookDispatcher {
   const { db, apps, schedule, timeoutMs, logger } = deps;
+  const copiesOf = deps.copies ?? (() => 1);
   const timers = new Map<string, NodeJS.Timeout>();
   const inFlight = new Set<AbortController>();
   const running = new Set<Promise<void>>();
@@ -106,16 +109,30 @@ export function createWebhookDispatcher(deps: {
     const timer = setTimeout(() => controller.abort(new Error('timeout')), timeoutMs);
     let status: number | undefined;
     let error: string | undefined;
-    try {
-      const res = await fetch(row.url, {
+    const copies = copiesOf();
+    const headers = webhookHeaders(app.webhookSecret, row.id, Math.floor(started / 1000), row.body);
+    async function send(): Promise<number> {
+      const res = await fetch(row!.url, {
         method: 'POST',
-        headers: webhookHeaders(app.webhookSecret, row.id, Math.floor(started / 1000), row.body),
-        body: row.body,
+        headers,
+        body: row!.body,
         redirect: 'manual',
         signal: controller.signal,
       });
-      status = res.status;
       await res.body?.cancel().catch(() => undefined);
+      return res.status;
+    }
+    try {
+      if (copies === 0) {
+        error = 'dropped by fault injection';
+      } else {
+        // Copies (fault injection) go out at once, as a retrying sender racing itself would.
+        const results = await Promise.allSettled(Array.from({ length: copies }, send));
+        const statuses = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        status = statuses.find((s) => s >= 200 && s < 300) ?? statuses[0];
+        const failure = results.find((r) => r.status === 'rejected');
+        if (status === undefined && failure) throw failure.reason;
+      }
     } catch (err) {
       error = controller.signal.aborted
         ? `no 2xx within ${timeoutMs} ms`
