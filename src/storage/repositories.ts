@@ -10,6 +10,7 @@ import {
   eq,
   getTableColumns,
   getTableName,
+  gte,
   is,
   isNull,
   lt,
@@ -458,12 +459,24 @@ export function createPurge(adapter: DialectAdapter) {
       });
       const installedAt = rows[0]?.installedAt;
       const before = options.ifInstalledBefore;
-      if (
-        before !== undefined &&
-        installedAt !== undefined &&
-        installedAt.getTime() > before.getTime()
-      ) {
-        return { purged: false, counts: {} };
+      if (before !== undefined) {
+        if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
+          return { purged: false, counts: {} };
+        }
+        // No installation and a purge already recorded since the event: a
+        // duplicate delivery (or token_revoked) racing the first purge. Doing it
+        // again would run the app's onPurge twice. App rows left without an
+        // installation and without such a purge are still deleted below.
+        if (installedAt === undefined) {
+          const done = await adapter.run('reading the purge audit', (db) =>
+            db
+              .select({ id: t.purgeAudit.id })
+              .from(t.purgeAudit)
+              .where(and(eq(t.purgeAudit.storeId, storeId), gte(t.purgeAudit.purgedAt, before)))
+              .limit(1),
+          );
+          if (done.length > 0) return { purged: false, counts: {} };
+        }
       }
       const counts: Record<string, number> = {};
       for (const { name, table, storeIdColumn } of scoped) {

@@ -525,6 +525,21 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect(done.purged).toBe(true);
     });
 
+    it('a second purge for the same uninstall event does nothing (no second onPurge)', async () => {
+      const storeId = uniqueStore('purge-twice');
+      await seed(storeId);
+      let hooks = 0;
+      const onPurge = () => {
+        hooks += 1;
+      };
+      const event = { tables: [notes, tags], onPurge, ifInstalledBefore: new Date() };
+      const first = await storage.purge(storeId, event);
+      const second = await storage.purge(storeId, event);
+      expect(first.purged).toBe(true);
+      expect(second).toEqual({ purged: false, counts: {} });
+      expect(hooks).toBe(1);
+    });
+
     it('refuses a table without a store_id column and a table of the other dialect', async () => {
       const bad =
         ctx.dialect === 'sqlite'
