@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // `*.long.test.ts` (slow sweeps, known failures awaiting a fix) run only under `npm run test:long`.
+    // `*.long.test.ts` (slow runs) only under `npm run test:long`.
     exclude: process.env['STORE_APP_LONG_TESTS']
       ? configDefaults.exclude
       : [...configDefaults.exclude, 'test/**/*.long.test.ts'],

@@ -274,13 +274,20 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
     max: options.pool?.max ?? 10,
     connectionTimeoutMillis: 5000,
   });
-  // An idle client dropped by the server must not crash the process; the next
-  // query gets a fresh client (or a StorageError).
-  pool.on('error', (err) => {
+  // A connection the server drops (restart, failover, idle-in-transaction
+  // timeout) must not crash the process. The pool only listens on idle
+  // clients; a checked-out client (a transaction between two statements) would
+  // emit an unhandled 'error'. The statement in flight still rejects, becomes a
+  // StorageError, and the pool discards the dead client.
+  const onClientError = (err: Error): void => {
     options.logger?.warn(
       { errorCode: (err as { code?: unknown }).code },
-      'postgres pool client error',
+      'postgres connection lost',
     );
+  };
+  pool.on('error', onClientError);
+  pool.on('connect', (client) => {
+    client.on('error', onClientError);
   });
   const db = drizzlePg(pool);
   const current = new AsyncLocalStorage<TxContext<Db>>();
