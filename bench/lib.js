@@ -64,7 +64,11 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** Interleaves rounds of `a` and `b` so machine noise hits both alike; returns medians. */
+/**
+ * Interleaves rounds of `a` and `b` so machine noise hits both alike; returns
+ * medians, their ratio, and the median of each round's own a/b ratio (paired:
+ * robust to the machine's load drifting over the run).
+ */
 export async function compare(rounds, a, b) {
   const ra = [];
   const rb = [];
@@ -72,7 +76,12 @@ export async function compare(rounds, a, b) {
     ra.push(await a());
     rb.push(await b());
   }
-  return { a: median(ra), b: median(rb), ratio: median(ra) / median(rb) };
+  return {
+    a: median(ra),
+    b: median(rb),
+    ratio: median(ra) / median(rb),
+    pairedRatio: median(ra.map((x, i) => x / rb[i])),
+  };
 }
 
 export function report(name, figures) {
