@@ -1,5 +1,6 @@
 // Small shared helpers for the suites: a closed-loop HTTP load generator over
 // keep-alive sockets, medians, and a uniform way to print figures.
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 
 /**
@@ -89,4 +90,40 @@ export function report(name, figures) {
     ([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(3)) : v}`,
   );
   console.log(`${name}: ${parts.join('  ')}`);
+}
+
+/**
+ * Installs `app` into `storeId` on a local platform the way an app would
+ * (authorize with PKCE, approve, code exchange) and returns the token response.
+ */
+export async function issueTokens(platform, { app, storeId, redirectUri, scopes }) {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL(`${platform.authUrl}/oauth/authorize`);
+  const params = {
+    client_id: app.clientId,
+    redirect_uri: redirectUri,
+    scope: scopes.join(','),
+    state: 'bench',
+    response_type: 'code',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  const code = new URL(
+    platform.approveInstall({ authorizeUrl: url.toString(), storeId }),
+  ).searchParams.get('code');
+  const res = await fetch(`${platform.authUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'authorization_code',
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+    }),
+  });
+  if (!res.ok) throw new Error(`token exchange failed: ${res.status}`);
+  return res.json();
 }

@@ -3,10 +3,9 @@
 // a bare Express handler returning the same JSON bodies from memory, measured
 // in the same run (interleaved rounds, medians). Target: ratio >= 0.5.
 // Run: npm run build && node bench/suites/platform-api.js
-import { createHash, randomBytes } from 'node:crypto';
 import express from 'express';
 import { startPlatform } from '../../dist/platform/index.js';
-import { compare, load, report } from '../lib.js';
+import { compare, issueTokens, load, report } from '../lib.js';
 
 const SECONDS = 2;
 const ROUNDS = 5;
@@ -26,34 +25,8 @@ const { storeId } = platform.createStore({ name: 'Bench store', seed: PRODUCTS }
 const seedMs = performance.now() - seedStart;
 
 async function accessToken() {
-  const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${platform.authUrl}/oauth/authorize`);
-  for (const [k, v] of Object.entries({
-    client_id: app.clientId,
-    redirect_uri: redirectUri,
-    scope: 'read_products',
-    state: 's',
-    response_type: 'code',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(k, v);
-  const code = new URL(
-    platform.approveInstall({ authorizeUrl: url.toString(), storeId }),
-  ).searchParams.get('code');
-  const res = await fetch(`${platform.authUrl}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      code,
-      redirect_uri: redirectUri,
-      code_verifier: verifier,
-    }),
-  });
-  return (await res.json()).access_token;
+  const t = await issueTokens(platform, { app, storeId, redirectUri, scopes: ['read_products'] });
+  return t.access_token;
 }
 
 const auth = { authorization: `Bearer ${await accessToken()}`, 'x-store-id': storeId };

@@ -2,10 +2,9 @@
 // the session check, each against a bare Express handler returning the same
 // JSON from memory (measured in the same run), plus refresh-grant throughput.
 // Run: npm run build && node bench/suites/platform-auth.js
-import { createHash, randomBytes } from 'node:crypto';
 import express from 'express';
 import { startPlatform } from '../../dist/platform/index.js';
-import { compare, load, report } from '../lib.js';
+import { compare, issueTokens, load, report } from '../lib.js';
 
 const SECONDS = 2;
 const ROUNDS = 3;
@@ -21,35 +20,13 @@ const app = platform.registerApp({
 });
 const { storeId } = platform.createStore({ name: 'Bench store' });
 
-async function tokens() {
-  const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${platform.authUrl}/oauth/authorize`);
-  for (const [k, v] of Object.entries({
-    client_id: app.clientId,
-    redirect_uri: redirectUri,
-    scope: 'read_products,read_store_settings',
-    state: 's',
-    response_type: 'code',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(k, v);
-  const code = new URL(
-    platform.approveInstall({ authorizeUrl: url.toString(), storeId }),
-  ).searchParams.get('code');
-  const res = await fetch(`${platform.authUrl}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'authorization_code',
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-      code,
-      redirect_uri: redirectUri,
-      code_verifier: verifier,
-    }),
+function tokens() {
+  return issueTokens(platform, {
+    app,
+    storeId,
+    redirectUri,
+    scopes: ['read_products', 'read_store_settings'],
   });
-  return res.json();
 }
 
 const t = await tokens();

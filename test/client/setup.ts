@@ -14,29 +14,14 @@ import type { StoreApiClient } from '../../src/client/index.js';
 import { type ClientOptions, resolveClientOptions } from '../../src/client/options.js';
 import { requestToken } from '../../src/oauth/token-endpoint.js';
 import { type Platform, type PlatformOptions, startPlatform } from '../../src/platform/index.js';
+import { SCOPE_NAMES } from '../../src/platform/scopes.js';
 import { createTokenManager, type TokenManager } from '../../src/refresh/manager.js';
 import { type RefreshOptions, resolveRefreshOptions } from '../../src/refresh/options.js';
 import { createStorage } from '../../src/storage/index.js';
 import type { Installation, Storage } from '../../src/storage/types.js';
 
-export const ALL_SCOPES = [
-  'read_products',
-  'write_products',
-  'read_orders',
-  'write_orders',
-  'read_customers',
-  'write_customers',
-  'read_analytics',
-  'read_inventory',
-  'write_inventory',
-  'read_shipping',
-  'write_shipping',
-  'read_discounts',
-  'write_discounts',
-  'read_content',
-  'write_content',
-  'read_store_settings',
-];
+/** Every scope an endpoint of the platform document needs (no endpoint needs manage_*). */
+export const ALL_SCOPES = SCOPE_NAMES.filter((s) => !s.startsWith('manage_'));
 
 export interface Fixture {
   platform: Platform;

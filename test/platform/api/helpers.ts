@@ -9,26 +9,11 @@ import { createResourceRouter, createStore } from '../../../src/platform/api/ind
 import { type AdjustableClock, createClock } from '../../../src/platform/clock.js';
 import { openPlatformDb, type PlatformDatabase } from '../../../src/platform/db/index.js';
 import type { Platform } from '../../../src/platform/index.js';
+import { SCOPE_NAMES } from '../../../src/platform/scopes.js';
 import { install } from '../helpers.js';
 
-export const ALL_SCOPES = [
-  'read_products',
-  'write_products',
-  'read_orders',
-  'write_orders',
-  'read_customers',
-  'write_customers',
-  'read_analytics',
-  'read_inventory',
-  'write_inventory',
-  'read_shipping',
-  'write_shipping',
-  'read_discounts',
-  'write_discounts',
-  'read_content',
-  'write_content',
-  'read_store_settings',
-];
+/** Every scope an endpoint of the platform document needs (no endpoint needs manage_*). */
+export const ALL_SCOPES = SCOPE_NAMES.filter((s) => !s.startsWith('manage_'));
 
 export interface TestApi {
   app: express.Express;
