@@ -3,6 +3,8 @@
  * Prints its URLs and the credentials of any app registered with --app.
  */
 import { readFileSync } from 'node:fs';
+import { PlatformError } from './errors.js';
+import type { FaultOptions } from './faults/index.js';
 import {
   type AppCredentials,
   type Platform,
@@ -24,6 +26,8 @@ Options:
   --app <file.json>  Register an app from {name, redirectUri, webhookUrl, scopes,
                      clientId?, clientSecret?, webhookSecret?, appUrl?, tier?}
                      (repeatable; fixed credentials let an app's .env match)
+  --faults <file>    Inject faults from a JSON file of startPlatform's \`faults\`
+                     option, e.g. {"api": {"errorRate": 0.1, "latencyMs": 200}}
   -h, --help         Show this help
 `;
 
@@ -34,6 +38,7 @@ interface CliArgs {
   seed: number | boolean;
   tier: Tier | undefined;
   apps: string[];
+  faults: string | undefined;
 }
 
 class UsageError extends Error {}
@@ -46,6 +51,7 @@ function parse(argv: string[]): CliArgs | 'help' {
     seed: false,
     tier: undefined,
     apps: [],
+    faults: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
@@ -98,6 +104,9 @@ function parse(argv: string[]): CliArgs | 'help' {
       case '--app':
         out.apps.push(value());
         break;
+      case '--faults':
+        out.faults = value();
+        break;
       default:
         throw new UsageError(`unknown option ${flag}`);
     }
@@ -105,17 +114,21 @@ function parse(argv: string[]): CliArgs | 'help' {
   return out;
 }
 
-function readAppConfig(file: string, tier: Tier | undefined): RegisterAppInput {
+function readJsonObject(flag: string, file: string): object {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`--app ${file}: ${(err as Error).message}`);
+    throw new UsageError(`${flag} ${file}: ${(err as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`--app ${file}: expected a JSON object`);
+    throw new UsageError(`${flag} ${file}: expected a JSON object`);
   }
-  const config = parsed as RegisterAppInput;
+  return parsed;
+}
+
+function readAppConfig(file: string, tier: Tier | undefined): RegisterAppInput {
+  const config = readJsonObject('--app', file) as RegisterAppInput;
   return tier !== undefined && config.tier === undefined ? { ...config, tier } : config;
 }
 
@@ -144,12 +157,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stdout(HELP);
     return 0;
   }
-  const configs = args.apps.map((f) => readAppConfig(f, args.tier));
-  const platform = await startPlatform({
-    port: args.port,
-    host: args.host,
-    ...(args.db ? { db: args.db } : {}),
-  });
+  let platform: Platform;
+  let configs: RegisterAppInput[];
+  try {
+    configs = args.apps.map((f) => readAppConfig(f, args.tier));
+    const faults = args.faults
+      ? (readJsonObject('--faults', args.faults) as FaultOptions)
+      : undefined;
+    platform = await startPlatform({
+      port: args.port,
+      host: args.host,
+      ...(args.db ? { db: args.db } : {}),
+      ...(faults ? { faults } : {}),
+    });
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof PlatformError) {
+      io.stderr(`store-platform: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
   const registered: Array<AppCredentials & { name: string }> = [];
   try {
     for (const config of configs)

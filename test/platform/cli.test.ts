@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/platform/cli-run.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { install } from './helpers.js';
@@ -90,6 +90,37 @@ describe('store-platform CLI', () => {
     const r = run(['--port', '0', '--app', appFile]);
     expect(await r.done).toBe(1);
     expect(r.err()).toContain('redirectUri');
+  });
+});
+
+describe('--faults file', () => {
+  it('starts with the faults of the file in force', async () => {
+    const file = join(dir, 'faults.json');
+    writeFileSync(file, JSON.stringify({ api: { errorRate: 1, errorStatus: 503 } }));
+    const r = run(['--port', '0', '--seed', '3', '--faults', file]);
+    await vi.waitFor(() => expect(r.platform()).toBeDefined());
+    const platform = r.platform()!;
+    const inst = await install(platform);
+    const res = await fetch(`${platform.apiUrl}/stores/current`, {
+      headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
+    });
+    expect(res.status).toBe(503);
+    expect(platform.faultStats().errors).toBe(1);
+    r.stop();
+    expect(await r.done).toBe(0);
+  });
+
+  it('exits 2 naming the problem for an unreadable file or an invalid fault', async () => {
+    const bad = join(dir, 'bad-faults.json');
+    writeFileSync(bad, JSON.stringify({ api: { errorRate: 2 } }));
+    for (const [argv, says] of [
+      [['--port', '0', '--faults', join(dir, 'missing.json')], '--faults'],
+      [['--port', '0', '--faults', bad], 'faults.api.errorRate'],
+    ] as const) {
+      const r = run([...argv]);
+      expect(await r.done).toBe(2);
+      expect(r.err()).toContain(says);
+    }
   });
 });
 
