@@ -11,7 +11,11 @@ import { requestToken } from '../oauth/token-endpoint.js';
 import { createTokenManager, type RefreshLogger, type TokenManager } from '../refresh/manager.js';
 import type { Storage } from '../storage/types.js';
 import { createAuthenticated, sessionTokenHandler } from './index.js';
-import { createLaunchVerifier, createSessionTokens } from './session-token.js';
+import {
+  createLaunchVerifier,
+  createSessionTokens,
+  LAUNCH_CLAIM_NAMESPACE,
+} from './session-token.js';
 
 /** The pino logger fits. */
 export type RuntimeLogger = RefreshLogger;
@@ -37,7 +41,8 @@ export interface ApiRuntime {
 export function createApiRuntime(
   config: ResolvedConfig,
   deps: {
-    storage: Pick<Storage, 'installations'>;
+    /** `claimOnce` makes launch tokens single-use across instances on one database. */
+    storage: Pick<Storage, 'installations'> & Partial<Pick<Storage, 'claimOnce'>>;
     /** The same purge as the app.uninstalled webhook. */
     purge: (storeId: string, options: { ifInstalledBefore: Date }) => Promise<unknown>;
     logger?: RuntimeLogger;
@@ -78,6 +83,7 @@ export function createApiRuntime(
     ttlSeconds: config.authenticated.sessionTokenTtlSeconds,
     clockToleranceSeconds: config.authenticated.clockToleranceSeconds,
   });
+  const claimOnce = deps.storage.claimOnce?.bind(deps.storage);
   const launch = config.embedded.enabled
     ? {
         param: config.embedded.launchParam,
@@ -86,6 +92,9 @@ export function createApiRuntime(
           clientId: config.oauth.clientId,
           issuer: config.oauth.authUrl,
           clockToleranceSeconds: config.authenticated.clockToleranceSeconds,
+          claim: claimOnce
+            ? (jti, expiresAt) => claimOnce(LAUNCH_CLAIM_NAMESPACE, jti, expiresAt)
+            : undefined,
         }),
       }
     : undefined;

@@ -11,7 +11,7 @@
  */
 import { createSecretKey, hkdfSync, type KeyObject, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { ConfigError, StoreAppError } from '../errors/index.js';
+import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
 
 export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
 export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
@@ -158,12 +158,28 @@ export interface LaunchVerifier {
   verify(token: string): Promise<string>;
 }
 
+function replayed(): SessionTokenError {
+  return new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
+}
+
+/** Oldest launch token accepted, whatever its `exp` says (the platform issues 60 s ones). */
+const LAUNCH_MAX_AGE_SECONDS = 120;
+
+/** The claimOnce namespace of launch token ids. */
+export const LAUNCH_CLAIM_NAMESPACE = 'launch-jti';
+
 export function createLaunchVerifier(config: {
   clientSecret: string;
   clientId: string;
   /** The platform's `{auth_url}`, the launch token's `iss`. */
   issuer: string;
   clockToleranceSeconds: number;
+  /**
+   * Claims a jti once across every instance on the database (Storage.claimOnce
+   * with the namespace bound). Without it, replays are refused in this
+   * process only.
+   */
+  claim?: (jti: string, expiresAt: Date) => Promise<boolean>;
 }): LaunchVerifier {
   const key = createSecretKey(Buffer.from(config.clientSecret, 'utf8'));
   /** jti → expiry (ms): a launch URL replayed from history or a log starts no second session. */
@@ -182,7 +198,7 @@ export function createLaunchVerifier(config: {
           clockTolerance: config.clockToleranceSeconds,
           // Without a jti a launch link could not be refused on replay.
           requiredClaims: ['sub', 'exp', 'iat', 'jti'],
-          maxTokenAge: 120 + config.clockToleranceSeconds,
+          maxTokenAge: LAUNCH_MAX_AGE_SECONDS + config.clockToleranceSeconds,
         }));
       } catch (err) {
         throw new SessionTokenError(
@@ -201,10 +217,27 @@ export function createLaunchVerifier(config: {
       }
       const now = Date.now();
       for (const [jti, until] of used) if (until < now) used.delete(jti);
-      if (used.has(payload.jti)) {
-        throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
+      // The in-memory set is the fast path; the database claim is the authority
+      // (another instance may have seen the token).
+      if (used.has(payload.jti)) throw replayed();
+      // Remembered as long as jose would still accept the token, no longer.
+      const acceptedUntil = Math.min(payload.exp ?? 0, (payload.iat ?? 0) + LAUNCH_MAX_AGE_SECONDS);
+      const until = (acceptedUntil + config.clockToleranceSeconds) * 1000;
+      if (config.claim) {
+        let claimed: boolean;
+        try {
+          claimed = await config.claim(payload.jti, new Date(until));
+        } catch (cause) {
+          // The database is down: that is a 503, not a refused token.
+          if (cause instanceof StoreAppError) throw cause;
+          throw new StorageError('Could not record the launch token as used.', { cause });
+        }
+        if (!claimed) {
+          used.set(payload.jti, until);
+          throw replayed();
+        }
       }
-      used.set(payload.jti, ((payload.exp ?? 0) + config.clockToleranceSeconds) * 1000);
+      used.set(payload.jti, until);
       return payload.sub;
     },
   };

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../crypto/index.js';
-import { StoreAppError } from '../errors/index.js';
+import { StorageError, StoreAppError } from '../errors/index.js';
 import { openAdapter } from '../storage/adapter.js';
 import { createStorage } from '../storage/index.js';
 import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
@@ -22,7 +22,8 @@ Commands:
   migrate       Apply the kit's database migrations to ${DATABASE_URL_SETTING}.
   rotate-keys   Re-encrypt every stored token and pending OAuth state with the newest key
                 (the first of ${ENCRYPTION_KEYS_SETTING}; older keys must still be listed).
-                Row by row and idempotent: safe to interrupt and run again.
+                Row by row and idempotent: safe to interrupt and run again. Rows it
+                cannot decrypt are skipped and listed by store id; then it exits 1.
 
 Options:
   --database-url <url>  Database to use (default: $${DATABASE_URL_SETTING}, else ${DEFAULT_DATABASE_URL})
@@ -58,8 +59,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         await migrate(target, io);
         return 0;
       case 'rotate-keys':
-        await rotateKeys(target, io);
-        return 0;
+        return await rotateKeys(target, io);
       default:
         throw new UsageError(
           command === undefined ? 'no command given' : `unknown command "${command}"`,
@@ -107,19 +107,54 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
   io.stdout(`Migrations applied (${adapter.dialect}).`);
 }
 
-async function rotateKeys(databaseUrl: string, io: CliIo): Promise<void> {
+/** Why one row could not be re-encrypted: the error code and kit message, never ciphertext or keys. */
+function describeRowFailure(err: unknown): string {
+  if (err instanceof StoreAppError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.name : 'unknown error';
+}
+
+/**
+ * Exit 0 when every row is on the newest key, 1 when some could not be
+ * decrypted (they are listed; the rest were still re-encrypted). A database
+ * failure stops the run: rerunning resumes, rows already done are skipped.
+ */
+async function rotateKeys(databaseUrl: string, io: CliIo): Promise<number> {
   const keys = parseEncryptionKeys(io.env[ENCRYPTION_KEYS_SETTING]);
   const storage = await createStorage({ databaseUrl, encryptionKeys: keys, migrate: false });
   try {
     const ids = await storage.installations.listStoreIds();
     let changed = 0;
+    const failed: string[] = [];
     for (const id of ids) {
-      if (await storage.installations.reencrypt(id)) changed++;
+      try {
+        if (await storage.installations.reencrypt(id)) changed++;
+      } catch (err) {
+        if (err instanceof StorageError || !(err instanceof StoreAppError)) throw err;
+        failed.push(id);
+        io.stderr(
+          `store-app rotate-keys: store ${id} not re-encrypted (${describeRowFailure(err)})`,
+        );
+      }
     }
     const states = await storage.oauthStates.reencryptAll();
     io.stdout(`Newest key id: ${keys[0]!.kid}`);
-    io.stdout(`Installations: ${ids.length} scanned, ${changed} re-encrypted.`);
-    io.stdout(`Pending OAuth states: ${states.scanned} scanned, ${states.changed} re-encrypted.`);
+    io.stdout(
+      `Installations: ${ids.length} scanned, ${changed} re-encrypted, ` +
+        `${ids.length - changed - failed.length} already current, ${failed.length} failed.`,
+    );
+    io.stdout(
+      `Pending OAuth states: ${states.scanned} scanned, ${states.changed} re-encrypted, ` +
+        `${states.scanned - states.changed - states.failed} already current, ${states.failed} failed.`,
+    );
+    if (failed.length > 0 || states.failed > 0) {
+      io.stderr(
+        `store-app rotate-keys: ${failed.length} installation(s) and ${states.failed} pending OAuth ` +
+          `state(s) could not be decrypted with ${ENCRYPTION_KEYS_SETTING}; add the key they were ` +
+          'written with back (after the newest) and run again, or reinstall those stores.',
+      );
+      return 1;
+    }
+    return 0;
   } finally {
     await storage.close();
   }

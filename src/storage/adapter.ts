@@ -51,6 +51,8 @@ export interface DialectAdapter {
 
 export interface AdapterOptions {
   pool?: { max?: number };
+  /** SQLite busy_timeout in ms (validated by createStorage). */
+  sqliteBusyTimeoutMs?: number;
   logger?: Logger | undefined;
 }
 
@@ -67,6 +69,42 @@ function storageError(what: string, err: unknown): StoreAppError {
   const code = (driver as { code?: unknown } | null)?.code;
   const detail = typeof code === 'string' ? ` (${code})` : '';
   return new StorageError(`${what} failed${detail}; ${DB_HINT}`, { cause: driver });
+}
+
+/** Postgres SQLSTATE classes/codes that mean the connection or server failed, not the statement. */
+const PG_CONNECTION_CODE = /^(08...|57P0[1-5]|53...|25P03)$/;
+/** Socket-level failures (Node errno codes) under either driver. */
+const NET_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** SQLite result codes (primary, extended ones start with these) that mean the database, not the statement, failed. */
+const SQLITE_UNAVAILABLE =
+  /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL|NOMEM|CORRUPT|NOTADB)(_|$)/;
+/** node-postgres reports a lost connection with plain errors that carry no code. */
+const PG_LOST_CONNECTION =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;
+
+/**
+ * True when a driver error means "the database is unavailable" (connection
+ * lost, server shutting down, lock held past busy_timeout, disk full) rather
+ * than "this statement is wrong" (constraint violations, syntax): the first
+ * kind is a 503 whoever issued the statement; the second is the app's business.
+ */
+export function isUnavailableError(err: unknown): boolean {
+  if (err instanceof StoreAppError || !(err instanceof Error)) return false;
+  const driver = 'params' in err && 'query' in err && err.cause instanceof Error ? err.cause : err;
+  const code = (driver as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    return PG_CONNECTION_CODE.test(code) || NET_CODES.has(code) || SQLITE_UNAVAILABLE.test(code);
+  }
+  return PG_LOST_CONNECTION.test(driver.message);
 }
 
 function createMutex() {
@@ -146,14 +184,17 @@ export function openAdapter(target: DatabaseTarget, options: AdapterOptions): Di
     : openPostgres(target.url, options);
 }
 
-function openSqliteFile(filename: string): Database.Database {
+/** How long a SQLite statement waits for another process's write lock before SQLITE_BUSY. */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+function openSqliteFile(filename: string, busyTimeoutMs: number): Database.Database {
   let sqlite: Database.Database | undefined;
   try {
     if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
     sqlite = new Database(filename);
     // busy_timeout first: switching to WAL needs the lock another process may hold.
     // synchronous stays FULL: a refreshed (rotated) token must survive a power cut.
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
   } catch (cause) {
@@ -170,7 +211,10 @@ function openSqliteFile(filename: string): Database.Database {
 }
 
 function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
-  const sqlite = openSqliteFile(filename);
+  const sqlite = openSqliteFile(
+    filename,
+    options.sqliteBusyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
+  );
   const db = drizzleSqlite(sqlite);
   const lock = acquireFileLock(filename);
   const { withLock } = lock;
@@ -221,7 +265,7 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
         return result;
       } catch (err) {
         undo(`ROLLBACK TO ${name}`, `RELEASE ${name}`);
-        throw err;
+        throw isUnavailableError(err) ? storageError('transaction', err) : err;
       }
     }
     return withLock(async () => {
@@ -234,7 +278,8 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
         return result;
       } catch (err) {
         undo('ROLLBACK');
-        throw err;
+        // The app's own errors pass through; a database that became unavailable is a StorageError.
+        throw isUnavailableError(err) ? storageError('transaction', err) : err;
       }
     });
   }
@@ -315,8 +360,10 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
         }
       });
     } catch (err) {
-      // Errors from the caller's function pass through unchanged; BEGIN/COMMIT failures are ours.
-      if (settled) throw err;
+      // Errors from the caller's function pass through unchanged (constraint
+      // violations are the app's business) unless the connection or server
+      // failed; BEGIN/COMMIT failures are ours.
+      if (settled && !isUnavailableError(err)) throw err;
       throw storageError('transaction', err);
     }
   }

@@ -6,8 +6,9 @@
 import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
-import { openAdapter } from './adapter.js';
+import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, openAdapter } from './adapter.js';
 import {
+  createClaims,
   createInstallationRepository,
   createOAuthStateRepository,
   createPurge,
@@ -49,6 +50,15 @@ export interface StorageOptions {
      */
     max?: number;
   };
+  /** SQLite settings (ignored for Postgres). */
+  sqlite?: {
+    /**
+     * How long a statement waits for another process's write lock before the
+     * operation fails with StorageError (503), in milliseconds.
+     * @default 5000
+     */
+    busyTimeoutMs?: number;
+  };
   /**
    * Logger for migrations and pool errors (never given a token or a query parameter).
    * @default no logging
@@ -70,8 +80,19 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
   if (!Number.isInteger(maxPool) || maxPool < 1) {
     throw new ConfigError('storage.pool.max', 'must be a whole number of at least 1');
   }
+  const busyTimeoutMs = options.sqlite?.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 600_000) {
+    throw new ConfigError(
+      'storage.sqlite.busyTimeoutMs',
+      'must be a whole number of milliseconds from 0 to 600000',
+    );
+  }
   const cipher = createTokenCipher(keys);
-  const adapter = openAdapter(target, { pool: { max: maxPool }, logger: options.logger });
+  const adapter = openAdapter(target, {
+    pool: { max: maxPool },
+    sqliteBusyTimeoutMs: busyTimeoutMs,
+    logger: options.logger,
+  });
   const sessionStores = new Set<DrizzleSessionStore>();
 
   if (options.migrate ?? true) {
@@ -96,6 +117,7 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
     },
     transaction: (fn) => adapter.transaction(fn),
     purge: createPurge(adapter),
+    claimOnce: createClaims(adapter),
     migrate: () => adapter.migrate(),
     async close() {
       for (const store of sessionStores) store.close();

@@ -104,8 +104,11 @@ export interface OAuthStateRepository {
   /** Atomically read and delete (single use). Expired records return null. */
   consume(state: string): Promise<OAuthStateRecord | null>;
   deleteExpired(now: Date): Promise<number>;
-  /** Re-encrypt every pending record with the newest key (rotate-keys). */
-  reencryptAll(): Promise<{ scanned: number; changed: number }>;
+  /**
+   * Re-encrypt every pending record with the newest key (rotate-keys). Records
+   * that cannot be decrypted (key removed) are skipped and counted in `failed`.
+   */
+  reencryptAll(): Promise<{ scanned: number; changed: number; failed: number }>;
 }
 
 /** A Drizzle database handle of the active dialect, for the app's own tables. */
@@ -193,6 +196,14 @@ export interface Storage {
    * Idempotent; other stores untouched.
    */
   purge(storeId: string, options: PurgeOptions): Promise<PurgeResult>;
+  /**
+   * Claim `id` within `namespace` until `expiresAt`, atomically across every
+   * process on the database: true for the one caller that got it, false while
+   * an unexpired claim exists (an expired one can be claimed again). Used to
+   * make launch tokens single-use. Throws StorageError when the database fails.
+   * Expired claims are pruned as a side effect.
+   */
+  claimOnce(namespace: string, id: string, expiresAt: Date): Promise<boolean>;
   /** Apply pending migrations (run at start unless the app opts out). */
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -69,6 +69,7 @@ describe('store-app CLI', () => {
       .sort();
     db.close();
     expect(tables).toEqual([
+      'store_app_claims',
       'store_app_installations',
       'store_app_oauth_states',
       'store_app_purge_audit',
@@ -160,6 +161,82 @@ describe('store-app CLI', () => {
     } finally {
       await after.close();
     }
+  });
+
+  it('rotate-keys skips a row written with a removed key, lists its store, still rotates the rest, exits 1', async () => {
+    const file = join(dir, 'mixed', 'app.db');
+    const oldKey = generateKey();
+    const lostKey = generateKey();
+    const newKey = generateKey();
+    const upsert = (s: Awaited<ReturnType<typeof createStorage>>, id: string, token: string) =>
+      s.installations.upsert(id, {
+        scopes: ['read_products'],
+        accessToken: token,
+        refreshToken: `rt_${token}`,
+        accessTokenExpiresAt: new Date(Date.now() + 60_000),
+      });
+    const old = await createStorage({ databaseUrl: file, encryptionKeys: [oldKey] });
+    await upsert(old, 'good-a', 'at_good_a');
+    await old.close();
+    const lost = await createStorage({ databaseUrl: file, encryptionKeys: [lostKey] });
+    await upsert(lost, 'orphan', 'at_orphan_secret');
+    await lost.close();
+    const current = await createStorage({ databaseUrl: file, encryptionKeys: [newKey] });
+    await upsert(current, 'good-z', 'at_good_z');
+    // A pending OAuth state under the lost key too.
+    await current.close();
+    const lostState = await createStorage({ databaseUrl: file, encryptionKeys: [lostKey] });
+    await lostState.oauthStates.create({
+      state: 'orphan-state',
+      codeVerifier: 'v'.repeat(43),
+      storeId: null,
+      browserBinding: 'binding',
+      retried: false,
+      returnTo: null,
+      expiresAt: new Date(Date.now() + 600_000),
+    });
+    await lostState.close();
+    const orphanCipher = (() => {
+      const db = new Database(file, { readonly: true });
+      const row = db
+        .prepare("select access_token_enc from store_app_installations where store_id = 'orphan'")
+        .get() as { access_token_enc: string };
+      db.close();
+      return row.access_token_enc;
+    })();
+
+    const env = { STORE_APP_ENCRYPTION_KEYS: `${newKey},${oldKey}` };
+    const first = await cli(['rotate-keys', '--database-url', file], env);
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain(
+      'Installations: 3 scanned, 1 re-encrypted, 1 already current, 1 failed.',
+    );
+    expect(first.stdout).toContain('1 scanned, 0 re-encrypted, 0 already current, 1 failed.');
+    expect(first.stderr).toContain('store orphan not re-encrypted (UNKNOWN_KEY_ID');
+    expect(first.stderr).not.toContain('good-a');
+    // No ciphertext and no key material in the output.
+    for (const secret of [orphanCipher, lostKey, newKey, oldKey, 'at_orphan_secret']) {
+      expect(first.stdout + first.stderr).not.toContain(secret);
+    }
+    // The good row after the bad one (in id order) was still done.
+    const after = await createStorage({ databaseUrl: file, encryptionKeys: [newKey] });
+    try {
+      expect((await after.installations.get('good-a'))?.accessToken).toBe('at_good_a');
+      expect((await after.installations.get('good-z'))?.accessToken).toBe('at_good_z');
+    } finally {
+      await after.close();
+    }
+    // Idempotent: a rerun changes nothing more and still reports the orphan.
+    const second = await cli(['rotate-keys', '--database-url', file], env);
+    expect(second.code).toBe(1);
+    expect(second.stdout).toContain('3 scanned, 0 re-encrypted, 2 already current, 1 failed.');
+    // With the lost key back, the run completes and exits 0.
+    const fixed = await cli(['rotate-keys', '--database-url', file], {
+      STORE_APP_ENCRYPTION_KEYS: `${newKey},${lostKey}`,
+    });
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toContain('3 scanned, 1 re-encrypted, 2 already current, 0 failed.');
+    expect(fixed.stdout).toContain('1 scanned, 1 re-encrypted, 0 already current, 0 failed.');
   });
 
   it('rotate-keys without the old key fails with exit 1 naming the setting, changing nothing', async () => {

@@ -37,7 +37,9 @@ async function race(databaseUrl: string) {
       run(TSX, [WORKER, databaseUrl, key, ids, owner], { timeout: 60_000 }),
     ),
   );
-  const results = outputs.map((o) => JSON.parse(o.stdout) as { ran: number; lease: boolean });
+  const results = outputs.map(
+    (o) => JSON.parse(o.stdout) as { ran: number; claimed: number; lease: boolean },
+  );
   const count = sql`select count(*) as n, count(distinct webhook_id) as d from app_effects`;
   const rows =
     storage.dialect === 'sqlite' ? storage.db.all(count) : (await storage.db.execute(count)).rows;
@@ -47,7 +49,7 @@ async function race(databaseUrl: string) {
 
 describe('several processes on one database', () => {
   it.each(['sqlite', 'postgres'] as const)(
-    '%s: each webhook id runs once in all, and one process wins the lease',
+    '%s: each webhook id runs once in all, each id is claimed once, and one process wins the lease',
     async (dialect) => {
       let url = join(dir, 'shared.db');
       if (dialect === 'postgres') {
@@ -59,6 +61,8 @@ describe('several processes on one database', () => {
       expect(total).toBe(15);
       expect(distinct).toBe(15);
       expect(results.reduce((n, r) => n + r.ran, 0)).toBe(15);
+      // Each id claimed by exactly one process (launch tokens are single-use across instances).
+      expect(results.reduce((n, r) => n + r.claimed, 0)).toBe(15);
       expect(results.filter((r) => r.lease)).toHaveLength(1);
     },
   );

@@ -555,6 +555,38 @@ export function defineStorageSuite(ctx: SuiteContext) {
     });
   });
 
+  describe('claimOnce', () => {
+    it('gives an id to exactly one caller across instances, until it expires', async () => {
+      const other = await ctx.open();
+      try {
+        const id = uniqueStore('jti');
+        const until = new Date(Date.now() + 60_000);
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? other : storage).claimOnce('launch-jti', id, until),
+          ),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await other.claimOnce('launch-jti', id, until)).toBe(false);
+        // Namespaces are separate.
+        expect(await storage.claimOnce('other-ns', id, until)).toBe(true);
+        // An expired claim can be taken again, once.
+        const stale = uniqueStore('jti-old');
+        expect(await storage.claimOnce('launch-jti', stale, new Date(Date.now() - 1))).toBe(true);
+        expect(await other.claimOnce('launch-jti', stale, until)).toBe(true);
+        expect(await storage.claimOnce('launch-jti', stale, until)).toBe(false);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('refuses an empty id with a coded error', async () => {
+      await expect(storage.claimOnce('launch-jti', '', new Date())).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+      });
+    });
+  });
+
   describe('transaction', () => {
     it('commits together and rolls back together', async () => {
       const storeId = uniqueStore('tx');

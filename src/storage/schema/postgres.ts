@@ -8,6 +8,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   serial,
   text,
   timestamp,
@@ -87,4 +88,21 @@ export const purgeAudit = pgTable(
     counts: jsonb('counts').notNull(),
   },
   (t) => [index('store_app_purge_audit_store_id_idx').on(t.storeId)],
+);
+
+/**
+ * Ids that may be used once until they expire (launch token jti), shared by
+ * every process on the database. Keyed by the id, not a store: no store data.
+ */
+export const claims = pgTable(
+  'store_app_claims',
+  {
+    namespace: text('namespace').notNull(),
+    id: text('id').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.id] }),
+    index('store_app_claims_expires_at_idx').on(t.expiresAt),
+  ],
 );

@@ -3,7 +3,7 @@
  * one, so the repositories run unchanged on both dialects. Timestamps are
  * epoch milliseconds; booleans are 0/1.
  */
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 const ms = (name: string) => integer(name, { mode: 'timestamp_ms' });
 
@@ -79,4 +79,21 @@ export const purgeAudit = sqliteTable(
     counts: text('counts', { mode: 'json' }).notNull(),
   },
   (t) => [index('store_app_purge_audit_store_id_idx').on(t.storeId)],
+);
+
+/**
+ * Ids that may be used once until they expire (launch token jti), shared by
+ * every process on the database. Keyed by the id, not a store: no store data.
+ */
+export const claims = sqliteTable(
+  'store_app_claims',
+  {
+    namespace: text('namespace').notNull(),
+    id: text('id').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.namespace, t.id] }),
+    index('store_app_claims_expires_at_idx').on(t.expiresAt),
+  ],
 );

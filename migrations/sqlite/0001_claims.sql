@@ -1,0 +1,8 @@
+CREATE TABLE `store_app_claims` (
+	`namespace` text NOT NULL,
+	`id` text NOT NULL,
+	`expires_at` integer NOT NULL,
+	PRIMARY KEY(`namespace`, `id`)
+);
+--> statement-breakpoint
+CREATE INDEX `store_app_claims_expires_at_idx` ON `store_app_claims` (`expires_at`);
