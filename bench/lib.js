@@ -127,3 +127,27 @@ export async function issueTokens(platform, { app, storeId, redirectUri, scopes 
   if (!res.ok) throw new Error(`token exchange failed: ${res.status}`);
   return res.json();
 }
+
+/** Listens on a free loopback port; resolves to `{ server, url }`. */
+export async function listen(app) {
+  const server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return { server, url: `http://127.0.0.1:${server.address().port}` };
+}
+
+/**
+ * A measurement for `compare`: requests/s of `url` under `load`, refusing to
+ * report a figure when any request failed or answered other than 200.
+ */
+export function strictRps(url, options) {
+  return async () => {
+    const r = await load(url, options);
+    if (r.errors || Object.keys(r.statuses).some((s) => s !== '200')) {
+      throw new Error(
+        `unexpected responses from ${url}: ${JSON.stringify(r.statuses)} errors=${r.errors}`,
+      );
+    }
+    return r.rps;
+  };
+}

@@ -4,7 +4,7 @@
 // Run: npm run build && node bench/suites/platform-auth.js
 import express from 'express';
 import { startPlatform } from '../../dist/platform/index.js';
-import { compare, issueTokens, load, report } from '../lib.js';
+import { compare, issueTokens, listen, report, strictRps } from '../lib.js';
 
 const SECONDS = 2;
 const ROUNDS = 3;
@@ -42,20 +42,10 @@ const sessionBody = await (
 const bare = express();
 bare.get('/store', (_req, res) => res.json(storeBody));
 bare.get('/session', (_req, res) => res.json(sessionBody));
-const server = await new Promise((resolve) => {
-  const s = bare.listen(0, '127.0.0.1', () => resolve(s));
-});
-const bareUrl = `http://127.0.0.1:${server.address().port}`;
+const { server, url: bareUrl } = await listen(bare);
 
-const rps = (url, headers) => async () => {
-  const r = await load(url, { seconds: SECONDS, concurrency: CONCURRENCY, headers });
-  if (r.errors || Object.keys(r.statuses).some((s) => s !== '200')) {
-    throw new Error(
-      `unexpected responses from ${url}: ${JSON.stringify(r.statuses)} errors=${r.errors}`,
-    );
-  }
-  return r.rps;
-};
+const rps = (url, headers) =>
+  strictRps(url, { seconds: SECONDS, concurrency: CONCURRENCY, headers });
 
 const api = await compare(
   ROUNDS,
