@@ -523,16 +523,18 @@ export function createPurge(adapter: DialectAdapter) {
         if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
           return { purged: false, counts: {} };
         }
-        // No installation and a purge already recorded since the event: a
-        // duplicate delivery (or token_revoked) racing the first purge. Doing it
-        // again would run the app's onPurge twice. App rows left without an
-        // installation and without such a purge are still deleted below.
+        // No installation, and a purge already recorded for this event or a
+        // later one: a duplicate delivery (or token_revoked) racing the first
+        // purge; doing it again would run the app's onPurge twice. Event times
+        // are compared with event times (the platform's clock), never with our
+        // clock. App rows left without an installation and without such a purge
+        // are still deleted below.
         if (installedAt === undefined) {
           const done = await adapter.run('reading the purge audit', (db) =>
             db
               .select({ id: t.purgeAudit.id })
               .from(t.purgeAudit)
-              .where(and(eq(t.purgeAudit.storeId, storeId), gte(t.purgeAudit.purgedAt, before)))
+              .where(and(eq(t.purgeAudit.storeId, storeId), gte(t.purgeAudit.eventAt, before)))
               .limit(1),
           );
           if (done.length > 0) return { purged: false, counts: {} };
@@ -565,7 +567,9 @@ export function createPurge(adapter: DialectAdapter) {
         counts[name] = adapter.affected(result);
       }
       await adapter.run('writing the purge audit row', (db) =>
-        db.insert(t.purgeAudit).values({ storeId, purgedAt: new Date(), counts }),
+        db
+          .insert(t.purgeAudit)
+          .values({ storeId, purgedAt: new Date(), eventAt: before ?? null, counts }),
       );
       return { purged: true, counts };
     });

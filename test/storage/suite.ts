@@ -461,7 +461,7 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect(audit.length).toBe(2);
       const first = audit.find((a: { counts: Record<string, number> }) => a.counts.app_notes === 2);
       expect(first).toBeDefined();
-      expect(Object.keys(first)).toEqual(['id', 'storeId', 'purgedAt', 'counts']);
+      expect(Object.keys(first)).toEqual(['id', 'storeId', 'purgedAt', 'eventAt', 'counts']);
     });
 
     it('onPurge runs inside the transaction', async () => {
@@ -537,6 +537,24 @@ export function defineStorageSuite(ctx: SuiteContext) {
       const second = await storage.purge(storeId, event);
       expect(first.purged).toBe(true);
       expect(second).toEqual({ purged: false, counts: {} });
+      expect(hooks).toBe(1);
+    });
+
+    it('recognises a duplicate of the same event even when the platform clock runs ahead of ours', async () => {
+      const storeId = uniqueStore('purge-skew');
+      await seed(storeId);
+      let hooks = 0;
+      const onPurge = () => {
+        hooks += 1;
+      };
+      // uninstalled_at as the platform stamped it: a day ahead of this process's clock.
+      const event = {
+        tables: [notes, tags],
+        onPurge,
+        ifInstalledBefore: new Date(Date.now() + 86_400_000),
+      };
+      expect((await storage.purge(storeId, event)).purged).toBe(true);
+      expect(await storage.purge(storeId, event)).toEqual({ purged: false, counts: {} });
       expect(hooks).toBe(1);
     });
 

@@ -85,6 +85,8 @@ export const purgeAudit = pgTable(
     id: serial('id').primaryKey(),
     storeId: text('store_id').notNull(),
     purgedAt: ts('purged_at').notNull(),
+    /** The uninstall event's own time (platform clock) when an event caused the purge. */
+    eventAt: ts('event_at'),
     counts: jsonb('counts').notNull(),
   },
   (t) => [index('store_app_purge_audit_store_id_idx').on(t.storeId)],

@@ -76,6 +76,8 @@ export const purgeAudit = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     storeId: text('store_id').notNull(),
     purgedAt: ms('purged_at').notNull(),
+    /** The uninstall event's own time (platform clock) when an event caused the purge. */
+    eventAt: ms('event_at'),
     counts: text('counts', { mode: 'json' }).notNull(),
   },
   (t) => [index('store_app_purge_audit_store_id_idx').on(t.storeId)],

@@ -1,0 +1,1 @@
+ALTER TABLE `store_app_purge_audit` ADD `event_at` integer;
