@@ -372,7 +372,7 @@ describe('time limits and cancellation', () => {
     expect(err).toBeInstanceOf(TimeoutError);
     // On a loaded machine the request may reach the server after the timeout: let it land
     // here, not in the next test's handlers.
-    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    await vi.waitFor(() => expect(seen).toHaveLength(1), { timeout: 10_000 });
   });
 
   it('honours the caller AbortSignal', async () => {

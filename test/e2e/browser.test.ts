@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -91,7 +91,7 @@ beforeAll(async () => {
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (!/http:\/\/\S+\/admin\/stores\/[0-9a-f-]{36}/.test(output)) {
     if (Date.now() > deadline || child.exitCode !== null)
       throw new Error(`dev did not start:\n${output}`);
@@ -113,7 +113,7 @@ beforeAll(async () => {
       '--disable-sync',
     ],
   });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -127,73 +127,101 @@ afterAll(async () => {
 
 it.skipIf(!chromiumPresent)(
   'merchant installs, uses and uninstalls the embedded app in Chromium',
-  { timeout: 90_000 },
+  { timeout: 180_000 },
   async () => {
     const storeId = adminStoreUrl.split('/').pop()!;
     const page = await browser!.newPage();
-    page.setDefaultTimeout(15_000);
-
-    await page.goto(adminStoreUrl);
-    await page.getByRole('link', { name: 'Install' }).click();
-    await page.getByRole('button', { name: /Approve/ }).click();
-
-    // Back in the admin, with the app in its iframe.
-    await page.waitForURL(/\/admin\/stores\/[0-9a-f-]{36}\/apps\//);
-    const frame = page.frameLocator('iframe.app');
-    await expect
-      .poll(() => frame.locator('body[data-loaded="true"]').count(), { timeout: 15_000 })
-      .toBe(1);
-
-    const platformDb = new Database(join(work, 'platform.db'), { readonly: true });
-    const storeProducts = (
-      platformDb.prepare('SELECT name FROM products WHERE store_id = ?').all(storeId) as {
-        name: string;
-      }[]
-    ).map((p) => p.name);
-    platformDb.close();
-    const shown = await frame.locator('td.product-name').allTextContents();
-    expect(storeProducts.length).toBeGreaterThan(0);
-    expect(shown.length).toBe(Math.min(50, storeProducts.length));
-    for (const name of shown) expect(storeProducts).toContain(name);
-
-    // The example write: a note on the first product, stored in the app's own table.
-    const first = frame.locator('#products tr').first();
-    await first.locator('input').fill('Reorder before the holidays');
-    await first.locator('button.save-note').click();
-    await expect.poll(() => frame.locator('#status').textContent()).toContain('Note saved');
-
-    // The write against the platform: +1 stock, shown from the platform's answer.
-    const stock = first.locator('td.stock');
-    const before = Number(await stock.textContent());
-    await first.locator('button.add-stock').click();
-    await expect.poll(() => stock.textContent()).toBe(String(before + 1));
-
-    mkdirSync(join(root, 'test-artifacts'), { recursive: true });
-    await page.screenshot({
-      path: join(root, 'test-artifacts', 'embedded-app.png'),
-      fullPage: true,
+    // Generous: in CI, Chromium shares two cores with the generated-project install and the
+    // crash tests; a step once took over 15 s there.
+    page.setDefaultTimeout(45_000);
+    // On failure, say where the browser was: each top-level response (path only, no
+    // query: it may hold a code or state) and the dev process's last output.
+    const trail: string[] = [];
+    page.on('response', (r) => {
+      if (r.request().isNavigationRequest()) {
+        const u = new URL(r.url());
+        trail.push(`${r.status()} ${u.origin}${u.pathname}`);
+      }
     });
-
-    const appDb = new Database(join(work, 'app.db'), { readonly: true });
-    const count = (table: string) =>
-      (
-        appDb.prepare(`SELECT count(*) AS n FROM ${table} WHERE store_id = ?`).get(storeId) as {
-          n: number;
-        }
-      ).n;
-    expect(count('product_notes')).toBe(1);
-    expect(count('store_app_installations')).toBe(1);
-
-    // Uninstall from the admin: tokens revoked, app.uninstalled delivered, store purged.
-    await page.goto(adminStoreUrl);
-    await page.getByRole('button', { name: 'Uninstall' }).click();
-    await page.waitForURL(/notice=uninstalled/);
-    await expect
-      .poll(() => count('product_notes') + count('store_app_installations'), { timeout: 15_000 })
-      .toBe(0);
-    for (const table of ['store_app_sessions', 'store_app_oauth_states']) {
-      expect(count(table), table).toBe(0);
+    try {
+      await merchantJourney(page, storeId);
+    } catch (err) {
+      const body = (await page.content().catch(() => '')).replace(/\s+/g, ' ').slice(0, 600);
+      throw new Error(
+        `${(err as Error).message}\nnavigations:\n  ${trail.join('\n  ')}\npage: ${body}\ndev output (tail):\n${output
+          .slice(-1500)
+          .split('\n')
+          .filter((l) => !/secret|key/i.test(l))
+          .join('\n')}`,
+        { cause: err },
+      );
     }
-    appDb.close();
   },
 );
+
+async function merchantJourney(page: Page, storeId: string): Promise<void> {
+  await page.goto(adminStoreUrl);
+  await page.getByRole('link', { name: 'Install' }).click();
+  await page.getByRole('button', { name: /Approve/ }).click();
+
+  // Back in the admin, with the app in its iframe.
+  await page.waitForURL(/\/admin\/stores\/[0-9a-f-]{36}\/apps\//);
+  const frame = page.frameLocator('iframe.app');
+  await expect
+    .poll(() => frame.locator('body[data-loaded="true"]').count(), { timeout: 45_000 })
+    .toBe(1);
+
+  const platformDb = new Database(join(work, 'platform.db'), { readonly: true });
+  const storeProducts = (
+    platformDb.prepare('SELECT name FROM products WHERE store_id = ?').all(storeId) as {
+      name: string;
+    }[]
+  ).map((p) => p.name);
+  platformDb.close();
+  const shown = await frame.locator('td.product-name').allTextContents();
+  expect(storeProducts.length).toBeGreaterThan(0);
+  expect(shown.length).toBe(Math.min(50, storeProducts.length));
+  for (const name of shown) expect(storeProducts).toContain(name);
+
+  // The example write: a note on the first product, stored in the app's own table.
+  const first = frame.locator('#products tr').first();
+  await first.locator('input').fill('Reorder before the holidays');
+  await first.locator('button.save-note').click();
+  await expect
+    .poll(() => frame.locator('#status').textContent(), { timeout: 45_000 })
+    .toContain('Note saved');
+
+  // The write against the platform: +1 stock, shown from the platform's answer.
+  const stock = first.locator('td.stock');
+  const before = Number(await stock.textContent());
+  await first.locator('button.add-stock').click();
+  await expect.poll(() => stock.textContent(), { timeout: 45_000 }).toBe(String(before + 1));
+
+  mkdirSync(join(root, 'test-artifacts'), { recursive: true });
+  await page.screenshot({
+    path: join(root, 'test-artifacts', 'embedded-app.png'),
+    fullPage: true,
+  });
+
+  const appDb = new Database(join(work, 'app.db'), { readonly: true });
+  const count = (table: string) =>
+    (
+      appDb.prepare(`SELECT count(*) AS n FROM ${table} WHERE store_id = ?`).get(storeId) as {
+        n: number;
+      }
+    ).n;
+  expect(count('product_notes')).toBe(1);
+  expect(count('store_app_installations')).toBe(1);
+
+  // Uninstall from the admin: tokens revoked, app.uninstalled delivered, store purged.
+  await page.goto(adminStoreUrl);
+  await page.getByRole('button', { name: 'Uninstall' }).click();
+  await page.waitForURL(/notice=uninstalled/);
+  await expect
+    .poll(() => count('product_notes') + count('store_app_installations'), { timeout: 45_000 })
+    .toBe(0);
+  for (const table of ['store_app_sessions', 'store_app_oauth_states']) {
+    expect(count(table), table).toBe(0);
+  }
+  appDb.close();
+}

@@ -98,7 +98,7 @@ describe('--faults file', () => {
     const file = join(dir, 'faults.json');
     writeFileSync(file, JSON.stringify({ api: { errorRate: 1, errorStatus: 503 } }));
     const r = run(['--port', '0', '--seed', '3', '--faults', file]);
-    await vi.waitFor(() => expect(r.platform()).toBeDefined());
+    await vi.waitFor(() => expect(r.platform()).toBeDefined(), { timeout: 15_000 });
     const platform = r.platform()!;
     const inst = await install(platform);
     const res = await fetch(`${platform.apiUrl}/stores/current`, {

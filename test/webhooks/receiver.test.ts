@@ -258,7 +258,7 @@ describe('webhook receiver', () => {
     expect(res.status).toBe(202);
     expect(finished).toBe(false);
     release();
-    await expect.poll(() => finished).toBe(true);
+    await expect.poll(() => finished, { timeout: 10_000 }).toBe(true);
     expect(logs.some((l) => l.level === 'warn' && /202/.test(l.msg ?? ''))).toBe(true);
   });
 
@@ -277,7 +277,7 @@ describe('webhook receiver', () => {
       t.storage.db.all(
         sql`SELECT webhook_id FROM store_app_webhook_deliveries WHERE webhook_id = ${id}`,
       ).length;
-    await expect.poll(() => ids(old)).toBe(0);
+    await expect.poll(() => ids(old), { timeout: 10_000 }).toBe(0);
     expect(await ids(d.id)).toBe(1);
     expect(logs.some((l) => l.msg === 'old webhook delivery ids pruned')).toBe(true);
   });
