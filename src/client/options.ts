@@ -26,8 +26,8 @@ export interface RetryOptions {
    */
   baseDelayMs?: number;
   /**
-   * Upper bound of one backoff delay, and of a Retry-After wait the client accepts
-   * (a longer Retry-After surfaces as RateLimitedError instead of hanging the caller).
+   * Upper bound of one backoff delay (network errors, 5xx, a 429 without a usable
+   * Retry-After). A Retry-After is not bounded by this: see `maxRateLimitWaitMs`.
    * @default 30000
    */
   maxDelayMs?: number;
@@ -64,6 +64,15 @@ export interface ClientOptions {
    */
   pacing?: boolean;
   /**
+   * Longest time one call may spend waiting for the store's rate limit in total
+   * (pacing and Retry-After after 429s). A call whose wait would exceed it fails at
+   * once with RateLimitedError (its `retryAfter` says when to try again); within it,
+   * a GET, PUT or DELETE waits out every 429, however long its Retry-After (each wait
+   * is at most one window). The call's `signal` ends the wait sooner.
+   * @default 120000 (two windows)
+   */
+  maxRateLimitWaitMs?: number;
+  /**
    * A custom fetch (tests, proxies).
    * @default globalThis.fetch
    */
@@ -77,6 +86,7 @@ export interface ResolvedClientOptions {
   tier: ApiTier;
   maxConcurrent: number;
   pacing: boolean;
+  maxRateLimitWaitMs: number;
   fetch: typeof fetch;
 }
 
@@ -126,6 +136,12 @@ export function resolveClientOptions(
     tier,
     maxConcurrent: positiveInt(`${prefix}.maxConcurrent`, options.maxConcurrent, TIER_BURST[tier]),
     pacing: options.pacing ?? true,
+    maxRateLimitWaitMs: positiveInt(
+      `${prefix}.maxRateLimitWaitMs`,
+      options.maxRateLimitWaitMs,
+      120_000,
+      0,
+    ),
     fetch: f,
   };
 }

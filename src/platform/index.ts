@@ -151,7 +151,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const apps: AppRegistry = createAppRegistry(db);
   const tokens: TokenService = createTokenService({ db, clock, apps, options: opts });
   const stores: StoreDirectory = createStoreDirectory({ db, clock });
-  const limiter = createRateLimiter(clock);
+  const limiter = createRateLimiter(clock, opts.rateLimitWindowSeconds);
   const pending = createPendingRequests();
   const stats: TokenStats = { tokenRequests: { authorization_code: 0, refresh_token: 0 } };
   const faults = createFaultInjector(opts.faults);
@@ -278,6 +278,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       next();
     });
   }
+  // The Date header tells clients the platform's own time (moved by advanceClock), so
+  // they can read X-RateLimit-Reset against it instead of against their own clock.
+  app.use(function platformDate(_req: Request, res: Response, next: NextFunction) {
+    res.setHeader('Date', clock.now().toUTCString());
+    next();
+  });
   // In front of every route: handlers never know about faults.
   app.use(faults.middleware);
   app.get('/assets/platform.css', function css(_req, res) {
