@@ -31,6 +31,13 @@ export const WINDOW_MS = 60_000;
 const END_MARGIN_MS = 100;
 /** Start the next window this long after the latest possible end of the current one. */
 const START_MARGIN_MS = 100;
+/**
+ * Added to our measured share of the store's budget. Any split is a fixed point of
+ * "share = what we got"; the slack makes the even split the only one (a process
+ * that got little asks for relatively more), at the price of asking for up to
+ * n × slack more than the whole budget together.
+ */
+const SHARE_SLACK = 0.05;
 /** A probe that has not answered in this long no longer holds the others back. */
 const PROBE_PATIENCE_MS = 1_000;
 
@@ -119,7 +126,10 @@ export function resetInMs(headers: Headers): number | undefined {
   return ms >= 0 && ms <= WINDOW_MS + 1000 ? ms : undefined;
 }
 
-export function createRateLimiter(options: { maxConcurrent: number; pacing: boolean }): RateLimiter {
+export function createRateLimiter(options: {
+  maxConcurrent: number;
+  pacing: boolean;
+}): RateLimiter {
   const gates = new Map<string, StoreGate>();
   return {
     forStore(storeId) {
@@ -162,6 +172,10 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
   let offsetHigh = Number.POSITIVE_INFINITY;
   // GCRA's theoretical time of the next send, for the even spread with a burst.
   let nextSendAt = 0;
+  // Our share of the store's consumption (other processes use the same budget): our
+  // responses in this window over what the platform counted in it. Kept across windows.
+  let share = 1;
+  let ownCounted = 0;
 
   let timer: NodeJS.Timeout | undefined;
 
@@ -189,9 +203,13 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
     }
     const spreadEnd = earliest - END_MARGIN_MS;
     const nextWindow = latest + START_MARGIN_MS - now;
-    // Our own requests in flight are not in the count the platform reported yet.
-    const available = remaining - inFlight;
-    if (available <= 0 || now > spreadEnd) {
+    // Our part of what is left. The platform's count does not hold the requests in flight
+    // yet: ours, and the other processes' (estimated as ours scaled by their share).
+    // Every process does the same, so together they spread the budget evenly to the end
+    // of the window (docs/client.md, "Pacing").
+    const leftForAll = remaining - inFlight / share;
+    const available = leftForAll * Math.min(1, share + SHARE_SLACK);
+    if (available < 1 || now > spreadEnd) {
       // Spent, or too close to the end: the next window (or a response lowering inFlight).
       return { go: false, wait: Math.max(1, nextWindow) };
     }
@@ -233,10 +251,15 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
       windowId = s;
       remaining = r;
       nextSendAt = 0;
+      ownCounted = 1;
     } else {
       remaining = Math.min(remaining, r);
+      ownCounted++;
     }
     limit = l;
+    const counted = l - remaining;
+    // A few requests into the window, the ratio says how many processes draw on it.
+    if (counted >= 3) share = Math.min(1, Math.max(0.02, ownCounted / counted));
     if (low > offsetHigh || high < offsetLow) {
       // Disjoint from what we knew: the platform's clock jumped. Start over from this one.
       offsetLow = low;

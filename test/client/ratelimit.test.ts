@@ -66,6 +66,41 @@ describe('pacing model (fake clock)', () => {
     expect(sentAt.filter((t) => t >= 60_000)).toHaveLength(10);
   });
 
+  it('four processes on one budget converge on their shares: no overdraw, budget used', async () => {
+    vi.useFakeTimers();
+    const start = Math.ceil(Date.now() / 60_000) * 60_000;
+    vi.setSystemTime(start);
+    const platform = fakePlatform(1000);
+    // Separate gates = separate processes; they only meet in the platform's count.
+    const gates = Array.from({ length: 4 }, () => createStoreGate(50, true));
+    let sent = 0;
+    const perGate = [0, 0, 0, 0];
+    const end = start + 120_000;
+    const callers = gates.flatMap((gate, g) =>
+      Array.from({ length: 25 }, async () => {
+        while (Date.now() < end) {
+          const slot = await gate.acquire();
+          if (Date.now() >= end) {
+            slot.release();
+            break;
+          }
+          sent++;
+          perGate[g] = (perGate[g] ?? 0) + 1;
+          // A slow round trip (a loaded machine): the other processes' requests in
+          // flight are invisible to each gate until they land.
+          await new Promise((r) => setTimeout(r, 300));
+          slot.release(platform.answer());
+        }
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(125_000);
+    await Promise.all(callers);
+    expect(platform.refused()).toBe(0);
+    expect(sent).toBeGreaterThanOrEqual(0.9 * 2000);
+    // Nobody starves (an even split is 25% each; the split converges towards it).
+    for (const n of perGate) expect(n).toBeGreaterThanOrEqual(0.1 * sent);
+  });
+
   it('lets one probe out until the first response says what the window holds', async () => {
     vi.useFakeTimers();
     const gate = createStoreGate(50, true);
@@ -273,7 +308,6 @@ describe('in-flight accounting (platform window of 3 s)', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(0);
     expect(statuses.filter((s) => s === 200)).toHaveLength(2 * N);
   });
-
 });
 
 describe('POST after the rate limiter refused it (5 per window)', () => {
