@@ -23,6 +23,7 @@ export {
   NotInstalledError,
   RateLimitedError,
   ReauthorizationRequiredError,
+  RedirectRefusedError,
   ResponseInvalidError,
   StoreApiError,
   TimeoutError,

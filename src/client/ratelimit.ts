@@ -37,7 +37,7 @@ const START_MARGIN_MS = 100;
  * that got little asks for relatively more), at the price of asking for up to
  * n × slack more than the whole budget together.
  */
-const SHARE_SLACK = 0.05;
+const SHARE_SLACK = 0.1;
 /** A probe that has not answered in this long no longer holds the others back. */
 const PROBE_PATIENCE_MS = 1_000;
 
@@ -176,6 +176,12 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
   // responses in this window over what the platform counted in it. Kept across windows.
   let share = 1;
   let ownCounted = 0;
+  // The platform's count rate in this window (all processes), and our round trip: the
+  // other processes' requests in flight are about their rate times the round trip.
+  let firstSeenAt = 0;
+  let firstCounted = 0;
+  let countRate = 0; // requests per ms
+  let rttMs: number | undefined;
 
   let timer: NodeJS.Timeout | undefined;
 
@@ -204,17 +210,20 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
     const spreadEnd = earliest - END_MARGIN_MS;
     const nextWindow = latest + START_MARGIN_MS - now;
     // Our part of what is left. The platform's count does not hold the requests in flight
-    // yet: ours, and the other processes' (estimated as ours scaled by their share).
+    // yet: ours, and the other processes' (their rate times a round trip).
     // Every process does the same, so together they spread the budget evenly to the end
     // of the window (docs/client.md, "Pacing").
-    const leftForAll = remaining - inFlight / share;
+    const othersInFlight = countRate * (1 - share) * (rttMs ?? 0);
+    const leftForAll = remaining - inFlight - othersInFlight;
     const available = leftForAll * Math.min(1, share + SHARE_SLACK);
     if (available < 1 || now > spreadEnd) {
       // Spent, or too close to the end: the next window (or a response lowering inFlight).
       return { go: false, wait: Math.max(1, nextWindow) };
     }
     const interval = Math.max(0, spreadEnd - now) / available;
-    const burst = Math.max(1, Math.floor(limit / 60)) * interval;
+    // Burst credit only when we are (nearly) alone on the store: processes bursting together
+    // would overdraw what none of them has seen counted yet.
+    const burst = share >= 0.9 ? Math.max(1, Math.floor(limit / 60)) * interval : 0;
     const at = Math.max(nextSendAt, now) - burst;
     if (at > now) return { go: false, wait: Math.min(at - now, Math.max(1, nextWindow)) };
     nextSendAt = Math.max(nextSendAt, now) + interval;
@@ -252,12 +261,20 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
       remaining = r;
       nextSendAt = 0;
       ownCounted = 1;
+      firstSeenAt = receivedAt;
+      firstCounted = l - r;
+      countRate = 0;
     } else {
       remaining = Math.min(remaining, r);
       ownCounted++;
     }
     limit = l;
     const counted = l - remaining;
+    const rtt = receivedAt - sentAt;
+    rttMs = rttMs === undefined ? rtt : 0.8 * rttMs + 0.2 * rtt;
+    if (receivedAt - firstSeenAt >= 200) {
+      countRate = (counted - firstCounted) / (receivedAt - firstSeenAt);
+    }
     // A few requests into the window, the ratio says how many processes draw on it.
     if (counted >= 3) share = Math.min(1, Math.max(0.02, ownCounted / counted));
     if (low > offsetHigh || high < offsetLow) {
