@@ -296,8 +296,8 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
       },
       Math.min(Math.max(1, Math.ceil(wait)), WINDOW_MS),
     );
-    // Idle gates must not keep the process alive; queued callers hold their own promises.
-    timer.unref?.();
+    // Not unref'd: a script awaiting a paced call must not exit before the call goes.
+    // The timer exists only while callers are queued (pump clears it otherwise).
   }
 
   function grant(waiter: Waiter, now: number, probe: boolean) {
