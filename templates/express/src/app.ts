@@ -86,7 +86,11 @@ export async function createApp(options: StoreAppOptions = {}): Promise<App> {
   api.get('/products', async (req, res) => {
     const cursor = req.query['cursor'];
     if (cursor !== undefined && (typeof cursor !== 'string' || !CURSOR.test(cursor))) {
-      throw new BadRequest(422, 'VALIDATION_ERROR', 'cursor must be a cursor from a previous page.');
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        'cursor must be a cursor from a previous page.',
+      );
     }
     const page = await res.locals.store.client.products.list({
       limit: PRODUCTS_PER_PAGE,
