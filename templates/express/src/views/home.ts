@@ -61,8 +61,9 @@ const STYLE = `
     table.stack tr { padding: 8px 0; border-bottom: 1px solid #eceeef; }
     table.stack td { border: 0; padding: 3px 0; }
     table.stack td[data-label]::before { content: attr(data-label) ": "; color: #616a75; font-size: 12px; }
-    table.stack td.product-name { font-weight: 600; }
-    table.stack td.product-name::before { content: none; }
+    table.stack td.row-title { font-weight: 600; }
+    .note-controls input { flex-basis: 100%; }
+    .row-status:empty { min-height: 0; }
     .pager { justify-content: space-between; }
   }
 `;
@@ -114,7 +115,7 @@ const SCRIPT = `
     for (const p of products) {
       const row = body.insertRow();
       row.dataset.productId = p.id;
-      cell(row, p.name).className = 'product-name';
+      cell(row, p.name).className = 'product-name row-title';
       cell(row, money(p.price, p.currency), 'Price');
       const stock = cell(row, String(p.inventoryQuantity ?? 0), 'Stock');
       stock.className = 'stock';
@@ -195,7 +196,7 @@ const SCRIPT = `
     if (orders.length === 0) { const r = body.insertRow(); cell(r, 'No orders yet.').colSpan = 4; return; }
     for (const o of orders) {
       const row = body.insertRow();
-      cell(row, o.orderNumber).className = 'product-name';
+      cell(row, o.orderNumber).className = 'order-number row-title';
       cell(row, o.customerEmail || '', 'Customer'); cell(row, money(o.total, o.currency), 'Total'); cell(row, o.status, 'Status');
     }
   }
