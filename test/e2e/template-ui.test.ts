@@ -133,7 +133,13 @@ async function journey(page: Page, width: number): Promise<void> {
   const rows = frame.locator('#products tr');
   expect(await rows.count()).toBe(50);
   const ids = () =>
-    rows.evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset['productId'] ?? ''));
+    rows.evaluateAll((trs) =>
+      trs.map(
+        (tr) =>
+          (tr as unknown as { dataset: Record<string, string | undefined> }).dataset['productId'] ??
+          '',
+      ),
+    );
   const page1 = await ids();
   expect(await frame.locator('#page-label').textContent()).toBe(
     `Page 1 of ${Math.ceil(all.length / 50)}`,
@@ -246,7 +252,14 @@ it.skipIf(!chromiumPresent)(
       expect(heading).toBeTruthy();
       // Styled: the stylesheet applied (card background, button look), nothing blocked.
       expect(
-        await page.locator('main').evaluate((el) => getComputedStyle(el).backgroundColor),
+        await page.locator('main').evaluate(
+          (el) =>
+            (
+              globalThis as unknown as {
+                getComputedStyle(e: unknown): { backgroundColor: string };
+              }
+            ).getComputedStyle(el).backgroundColor,
+        ),
       ).toBe('rgb(255, 255, 255)');
       expect(violations).toEqual([]);
       expect(
