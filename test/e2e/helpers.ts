@@ -59,8 +59,22 @@ export function prepareTemplate(): string {
   return outDir;
 }
 
+export type DevSettings = Record<
+  | 'NODE_ENV'
+  | 'PORT'
+  | 'STORE_APP_URL'
+  | 'STORE_AUTH_URL'
+  | 'STORE_APP_CLIENT_ID'
+  | 'STORE_APP_CLIENT_SECRET'
+  | 'STORE_APP_WEBHOOK_SECRET'
+  | 'STORE_APP_SCOPES'
+  | 'STORE_APP_ENCRYPTION_KEYS'
+  | 'STORE_APP_SESSION_SECRET',
+  string
+>;
+
 /** The settings `npm run dev` reads from `.env`, freshly generated, on two free ports. */
-export async function devEnv(scopes: string): Promise<Record<string, string>> {
+export async function devEnv(scopes: string): Promise<DevSettings> {
   const [appPort, platformPort] = [await freePort(), await freePort()];
   return {
     NODE_ENV: 'development',
