@@ -46,6 +46,7 @@ const STYLE = `
   button:disabled { opacity: .55; cursor: default; }
   button:focus-visible, input:focus-visible { outline: 2px solid #2c6ecb; outline-offset: 1px; }
   .row-status { flex-basis: 100%; min-height: 18px; font-size: 12px; color: #616a75; }
+  .row-status:empty { min-height: 0; }
   .row-status.pending { color: #8a6116; }
   .row-status.ok { color: #007a5a; font-weight: 600; }
   .row-status.error { color: #d72c0d; font-weight: 600; }
@@ -63,7 +64,6 @@ const STYLE = `
     table.stack td[data-label]::before { content: attr(data-label) ": "; color: #616a75; font-size: 12px; }
     table.stack td.row-title { font-weight: 600; }
     .note-controls input { flex-basis: 100%; }
-    .row-status:empty { min-height: 0; }
     .pager { justify-content: space-between; }
   }
 `;
