@@ -23,8 +23,14 @@ import {
   ValidationError,
 } from './errors.js';
 import type { ResolvedClientOptions } from './options.js';
-import type { Slot } from './ratelimit.js';
-import { type RateLimiter, resetInMs, responseDate, sleep, WINDOW_MS } from './ratelimit.js';
+import {
+  type RateLimiter,
+  resetInMs,
+  responseDate,
+  type Slot,
+  sleep,
+  WINDOW_MS,
+} from './ratelimit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
