@@ -14,6 +14,7 @@ import {
   createPurge,
   createWebhookRepository,
 } from './repositories.js';
+import { createPendingPurgeRepository } from './purge-outbox.js';
 import { DrizzleSessionStore } from './sessions.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';
@@ -110,6 +111,7 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
     installations: createInstallationRepository(adapter, cipher),
     oauthStates: createOAuthStateRepository(adapter, cipher),
     webhooks: createWebhookRepository(adapter),
+    pendingPurges: createPendingPurgeRepository(adapter),
     sessionStore(storeOptions) {
       const store = new DrizzleSessionStore(adapter, storeOptions, options.logger);
       sessionStores.add(store);
