@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { eq, sql } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../src/cli/run.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { createCrashEnv } from '../crash/suite.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
@@ -73,6 +74,17 @@ describe('purge outbox', () => {
     expect(pending).toMatchObject([{ eventId: deliveryId, storeId: h.storeId, attempts: 1 }]);
     expect(pending[0]!.lastError).toBe('Error');
     expect(await h.kit.db.select().from(notes).where(eq(notes.storeId, h.storeId))).toHaveLength(1);
+    // The operator sees it too: `store-app purges`.
+    const out: string[] = [];
+    const code = await runCli(['purges', '--database-url', join(dir, 'hook.db')], {
+      stdout: (l) => out.push(l),
+      stderr: (l) => out.push(l),
+      env: {},
+    });
+    expect(code).toBe(0);
+    expect(out.join('\n')).toMatch(
+      new RegExp(`store ${h.storeId} +event ${deliveryId} .*attempts 1 .*last error Error`),
+    );
     const logged = (event: string) =>
       h!.logs.some(
         (l) =>
