@@ -339,7 +339,8 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
         status: 400,
         code: E.CODE_REPLAYED,
         title: 'Installation link already used',
-        message: 'This install link was already used. Start the install again from the store admin.',
+        message:
+          'This install link was already used. Start the install again from the store admin.',
         retryUrl: beginUrlFor(record.storeId ?? queryStore),
       });
       return;

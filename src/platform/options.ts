@@ -156,7 +156,10 @@ export function resolvePlatformOptions(options: PlatformOptions = {}): ResolvedP
       options.accessTokenTtlSeconds ?? d.accessTokenTtlSeconds,
     ),
     codeTtlSeconds: positiveInt('codeTtlSeconds', options.codeTtlSeconds ?? d.codeTtlSeconds),
-    revokeOnCodeReplay: bool('revokeOnCodeReplay', options.revokeOnCodeReplay ?? d.revokeOnCodeReplay),
+    revokeOnCodeReplay: bool(
+      'revokeOnCodeReplay',
+      options.revokeOnCodeReplay ?? d.revokeOnCodeReplay,
+    ),
     refreshTokenTtlSeconds: positiveInt(
       'refreshTokenTtlSeconds',
       options.refreshTokenTtlSeconds ?? d.refreshTokenTtlSeconds,

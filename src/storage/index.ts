@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
 import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, openAdapter } from './adapter.js';
+import { createPendingPurgeRepository } from './purge-outbox.js';
 import {
   createClaims,
   createInstallationRepository,
@@ -14,7 +15,6 @@ import {
   createPurge,
   createWebhookRepository,
 } from './repositories.js';
-import { createPendingPurgeRepository } from './purge-outbox.js';
 import { DrizzleSessionStore } from './sessions.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';

@@ -52,7 +52,11 @@ export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPu
       await adapter.run('recording a failed purge attempt', (db) =>
         db
           .update(t)
-          .set({ attempts: sql`${t.attempts} + 1`, nextAttemptAt, lastError: errorCode.slice(0, 64) })
+          .set({
+            attempts: sql`${t.attempts} + 1`,
+            nextAttemptAt,
+            lastError: errorCode.slice(0, 64),
+          })
           .where(eq(t.eventId, eventId)),
       );
     },

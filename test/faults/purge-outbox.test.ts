@@ -87,8 +87,7 @@ describe('purge outbox', () => {
     );
     const logged = (event: string) =>
       h!.logs.some(
-        (l) =>
-          l.includes(`"event":"${event}"`) && l.includes(h!.storeId) && l.includes(deliveryId),
+        (l) => l.includes(`"event":"${event}"`) && l.includes(h!.storeId) && l.includes(deliveryId),
       );
     expect(logged('purge.pending')).toBe(true);
     expect(logged('purge.retry_scheduled')).toBe(true);
@@ -109,76 +108,74 @@ describe('purge outbox', () => {
     expect(platform.deliveries({ clientId: h.clientId })[0]!.attempts).toHaveLength(1);
   });
 
-  it(
-    'kill -9 between the acknowledgement and the purge, restart: the data is gone within seconds',
-    async () => {
-      const file = join(dir, 'crash.db');
-      const env = await createCrashEnv(file);
-      const reader = () => new Database(file, { readonly: true, fileMustExist: true });
-      const count = (storeId: string) => {
-        const db = reader();
-        try {
-          return (
-            db
-              .prepare('SELECT count(*) AS n FROM app_records WHERE store_id = ?')
-              .get(storeId) as { n: number }
-          ).n;
-        } finally {
-          db.close();
-        }
-      };
+  it('kill -9 between the acknowledgement and the purge, restart: the data is gone within seconds', async () => {
+    const file = join(dir, 'crash.db');
+    const env = await createCrashEnv(file);
+    const reader = () => new Database(file, { readonly: true, fileMustExist: true });
+    const count = (storeId: string) => {
+      const db = reader();
       try {
-        // Acknowledge after 100 ms; the purge then needs 3 s: the kill lands in between.
-        env.config.ackTimeoutMs = 100;
-        env.config.purgeDelayMs = 3000;
-        await env.restart();
-        const storeId = await env.install();
-        const seeded = await fetch(`${env.proxy.url}/test/seed/${storeId}?rows=200`, {
-          method: 'POST',
-        });
-        expect(seeded.status).toBe(200);
-        expect(count(storeId)).toBe(200);
-
-        const { deliveryId } = env.platform.uninstall({
-          storeId,
-          clientId: env.config.clientId,
-        });
-        const [delivery] = await env.platform.waitForDeliveries({
-          clientId: env.config.clientId,
-          count: 1,
-        });
-        expect(delivery!.id).toBe(deliveryId);
-        // The platform has its 2xx and will never send this event again.
-        expect(delivery!.status).toBe('succeeded');
-        expect(delivery!.attempts.at(-1)!.status).toBe(202);
-        await env.instance().kill();
-        // Killed mid-purge: the purge transaction rolled back.
-        expect(count(storeId)).toBe(200);
-
-        env.config.purgeDelayMs = 0;
-        const restarted = Date.now();
-        await env.restart();
-        const deadline = restarted + 10_000;
-        while (count(storeId) > 0 && Date.now() < deadline) await sleep(100);
-        expect(count(storeId)).toBe(0);
-        const db = reader();
-        try {
-          expect(
-            db.prepare('SELECT count(*) AS n FROM store_app_pending_purges').get(),
-          ).toEqual({ n: 0 });
-          expect(
-            db
-              .prepare('SELECT count(*) AS n FROM store_app_installations WHERE store_id = ?')
-              .get(storeId),
-          ).toEqual({ n: 0 });
-        } finally {
-          db.close();
-        }
-        expect(env.platform.deliveries({ clientId: env.config.clientId })[0]!.attempts).toHaveLength(1);
+        return (
+          db.prepare('SELECT count(*) AS n FROM app_records WHERE store_id = ?').get(storeId) as {
+            n: number;
+          }
+        ).n;
       } finally {
-        await env.close();
+        db.close();
       }
-    },
-    60_000,
-  );
+    };
+    try {
+      // Acknowledge after 100 ms; the purge then needs 3 s: the kill lands in between.
+      env.config.ackTimeoutMs = 100;
+      env.config.purgeDelayMs = 3000;
+      await env.restart();
+      const storeId = await env.install();
+      const seeded = await fetch(`${env.proxy.url}/test/seed/${storeId}?rows=200`, {
+        method: 'POST',
+      });
+      expect(seeded.status).toBe(200);
+      expect(count(storeId)).toBe(200);
+
+      const { deliveryId } = env.platform.uninstall({
+        storeId,
+        clientId: env.config.clientId,
+      });
+      const [delivery] = await env.platform.waitForDeliveries({
+        clientId: env.config.clientId,
+        count: 1,
+      });
+      expect(delivery!.id).toBe(deliveryId);
+      // The platform has its 2xx and will never send this event again.
+      expect(delivery!.status).toBe('succeeded');
+      expect(delivery!.attempts.at(-1)!.status).toBe(202);
+      await env.instance().kill();
+      // Killed mid-purge: the purge transaction rolled back.
+      expect(count(storeId)).toBe(200);
+
+      env.config.purgeDelayMs = 0;
+      const restarted = Date.now();
+      await env.restart();
+      const deadline = restarted + 10_000;
+      while (count(storeId) > 0 && Date.now() < deadline) await sleep(100);
+      expect(count(storeId)).toBe(0);
+      const db = reader();
+      try {
+        expect(db.prepare('SELECT count(*) AS n FROM store_app_pending_purges').get()).toEqual({
+          n: 0,
+        });
+        expect(
+          db
+            .prepare('SELECT count(*) AS n FROM store_app_installations WHERE store_id = ?')
+            .get(storeId),
+        ).toEqual({ n: 0 });
+      } finally {
+        db.close();
+      }
+      expect(env.platform.deliveries({ clientId: env.config.clientId })[0]!.attempts).toHaveLength(
+        1,
+      );
+    } finally {
+      await env.close();
+    }
+  }, 60_000);
 });

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { pgTable, serial, text as pgText } from 'drizzle-orm/pg-core';
+import { pgTable, text as pgText, serial } from 'drizzle-orm/pg-core';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -30,7 +30,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function install(h: Harness): Promise<void> {
   const browser = new Browser();
   const authorizeUrl = await begin(h, browser);
-  const callback = await browser.get(h.platform.approveInstall({ authorizeUrl, storeId: h.storeId }));
+  const callback = await browser.get(
+    h.platform.approveInstall({ authorizeUrl, storeId: h.storeId }),
+  );
   expect(callback.status).toBe(302);
   await h.kit.db.insert(notes).values({ storeId: h.storeId, body: 'merchant data' });
 }

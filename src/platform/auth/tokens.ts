@@ -191,7 +191,8 @@ export function createTokenService(deps: {
       const now = clock.nowSeconds();
       if (row.usedAt !== null) {
         // The document: "code expired or already used → unchanged, invalid_grant".
-        if (!options.revokeOnCodeReplay) return { ok: false, reason: 'authorization code already used' };
+        if (!options.revokeOnCodeReplay)
+          return { ok: false, reason: 'authorization code already used' };
         // RFC 6749 §4.1.2 (opt-in): a replayed code may mean it leaked; revoke what it issued.
         const revoked = db
           .update(platformTokens)
