@@ -454,7 +454,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
           refreshToken: token.refreshToken,
           accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
         },
-        { platformInstalledAt: token.serverDate },
+        { platformInstalledAt: config.oauth.installTimeFromServerDate ? token.serverDate : null },
       );
       deps.onInstalled?.(storeId);
       await startStoreSession(req, storeId);

@@ -94,6 +94,9 @@ describe.each([
     await install(h);
     const reinstall = await h.kit.installations.get(h.storeId);
     expect(reinstall).not.toBeNull();
+    // Stamped in the platform's clock (its Date header), not ours.
+    const platformNow = Date.now() + (skewSeconds + 3) * 1000;
+    expect(Math.abs(reinstall!.platformInstalledAt!.getTime() - platformNow)).toBeLessThan(5_000);
 
     // 3. The old uninstall again: redelivered (same id) and a late copy (new id).
     expect(await deliver(h, first!.payload, first!.id)).toBe(200);
@@ -108,5 +111,29 @@ describe.each([
     expect(await noteCount(h)).toBe(0);
     expect(await h.kit.installations.get(h.storeId)).toBeNull();
     expect(await h.kit.pendingPurges()).toEqual([]);
+  });
+});
+
+describe('oauth.installTimeFromServerDate: false', () => {
+  let platform: Platform | undefined;
+  let h: Harness | undefined;
+  afterAll(async () => {
+    await h?.close();
+    await platform?.close();
+  });
+
+  it('records no platform install time (installs are then compared in our clock)', async () => {
+    platform = await startPlatform();
+    h = await startHarness({
+      databaseUrl: join(dir, 'no-server-date.db'),
+      platform,
+      kit: { embedded: { enabled: false }, oauth: { installTimeFromServerDate: false } },
+    });
+    const browser = new Browser();
+    const authorizeUrl = await begin(h, browser);
+    expect(
+      (await browser.get(platform.approveInstall({ authorizeUrl, storeId: h.storeId }))).status,
+    ).toBe(302);
+    expect((await h.kit.installations.get(h.storeId))?.platformInstalledAt).toBeNull();
   });
 });
