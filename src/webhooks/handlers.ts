@@ -127,14 +127,24 @@ export function createWebhookProcessor(deps: {
     }
 
     if (uninstall) {
-      if (!outcome.duplicate) {
-        logger?.info(
-          { event: 'purge.pending', storeId: uninstall.storeId, eventId: event.id },
-          'uninstall recorded; purge pending',
-        );
-      }
       let done: boolean;
       try {
+        if (outcome.duplicate) {
+          // A redelivery re-arms the purge of its event (a no-op while it is
+          // pending; after it completed, the purge finds nothing newer than the
+          // event to delete and records nothing), so a delivery recorded before
+          // the outbox existed, or whose purge was lost, is still purged.
+          await pendingPurges.add({
+            eventId: event.id,
+            storeId: uninstall.storeId,
+            eventAt: uninstall.before,
+          });
+        } else {
+          logger?.info(
+            { event: 'purge.pending', storeId: uninstall.storeId, eventId: event.id },
+            'uninstall recorded; purge pending',
+          );
+        }
         done = await outbox.runNow(event.id);
       } catch (err) {
         throw new WebhookHandlerError(event.topic, err);

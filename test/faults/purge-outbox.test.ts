@@ -4,6 +4,7 @@
  * (log event, kit.pendingPurges()), retried with backoff until done, and
  * resumed when the app starts again after a kill -9.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +12,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { eq, sql } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import request from 'supertest';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
+import { generateKey } from '../../src/crypto/index.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { createStorage } from '../../src/storage/index.js';
 import { createCrashEnv } from '../crash/suite.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
+import {
+  receiverApp,
+  seedInstallation,
+  signDelivery,
+  uninstallPayload,
+} from '../webhooks/fixtures.js';
 
 const notes = sqliteTable('app_notes', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -106,6 +116,29 @@ describe('purge outbox', () => {
     expect(logged('purge.completed')).toBe(true);
     // No retry from the platform was needed.
     expect(platform.deliveries({ clientId: h.clientId })[0]!.attempts).toHaveLength(1);
+  });
+
+  it('a redelivered uninstall whose delivery was recorded without a pending purge (before the outbox) still purges', async () => {
+    const storage = await createStorage({
+      databaseUrl: join(dir, 'legacy.db'),
+      encryptionKeys: [generateKey()],
+    });
+    try {
+      const secret = `whsec_${Buffer.from(randomUUID()).toString('base64')}`;
+      const { app } = receiverApp(storage, { secrets: [secret] });
+      const storeId = randomUUID();
+      await seedInstallation(storage, storeId);
+      const d = signDelivery(secret, uninstallPayload(storeId, new Date(Date.now() + 1000)));
+      // The delivery id is known (recorded by an earlier version), its purge never ran.
+      await storage.webhooks.runOnce(d.id, 'app.uninstalled', async () => {});
+      const res = await request(app).post('/webhooks').set(d.headers).send(d.body);
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe('duplicate');
+      expect(await storage.installations.get(storeId)).toBeNull();
+      expect(await storage.pendingPurges.list()).toEqual([]);
+    } finally {
+      await storage.close();
+    }
   });
 
   it('kill -9 between the acknowledgement and the purge, restart: the data is gone within seconds', async () => {
