@@ -280,8 +280,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       next();
     });
   }
-  // The Date header tells clients the platform's own time (moved by advanceClock), so
-  // they can read X-RateLimit-Reset against it instead of against their own clock.
+  // Every answer's Date is the platform's clock (moved by advanceClock), as a
+  // real server's Date is its own clock: apps read install times from it, and
+  // X-RateLimit-Reset is read against it instead of against their own clock.
   app.use(function platformDate(_req: Request, res: Response, next: NextFunction) {
     res.setHeader('Date', clock.now().toUTCString());
     next();
