@@ -12,7 +12,13 @@ export const MAX_REDIRECT_TARGET_LENGTH = 1024;
 /** Encoding layers looked through; anything encoded deeper is refused, not guessed at. */
 const MAX_DECODE_ROUNDS = 3;
 /** C0 and C1 controls and DEL: a browser strips or splits on them, so the text is not what we check. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+function hasControl(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
 
 interface Resolved {
   /** Path (below the app's base path), query and fragment. */
@@ -21,7 +27,7 @@ interface Resolved {
 
 /** One layer: resolved against the app as a browser would; null when it leaves the app. */
 function resolveLayer(value: string, app: URL, basePath: string): Resolved | null {
-  if (value === '' || CONTROL.test(value)) return null;
+  if (value === '' || hasControl(value)) return null;
   // Browsers treat `\` as `/` in http(s) URLs; so do we, before looking at the shape.
   const v = value.replaceAll('\\', '/');
   let url: URL;
