@@ -167,6 +167,7 @@ export const DEFAULTS = {
   launchParam: 'launch',
   logLevel: 'info',
   securityHeaders: true,
+  framing: 'protected',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -397,6 +398,13 @@ export function resolveConfig(
   const shEnabled = step(() =>
     bool('securityHeaders.enabled', sh.enabled, DEFAULTS.securityHeaders),
   );
+  const shFraming = step(() => {
+    const v = sh.framing ?? DEFAULTS.framing;
+    if (v !== 'protected' && v !== 'unprotected') {
+      throw new ConfigError('securityHeaders.framing', "must be 'protected' or 'unprotected'.");
+    }
+    return v;
+  });
 
   // Modules owned elsewhere validate their own options.
   const webhooks = step(() => resolveWebhookOptions(options.webhooks, env));
@@ -471,7 +479,7 @@ export function resolveConfig(
       instance: lg.instance,
       destination: lg.destination,
     },
-    securityHeaders: { enabled: shEnabled!, helmet: sh.helmet ?? {} },
+    securityHeaders: { enabled: shEnabled!, helmet: sh.helmet ?? {}, framing: shFraming! },
     webhooks: webhooks!,
     client: client!,
     refresh: refresh!,
