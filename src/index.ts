@@ -9,6 +9,7 @@ export type { AuthenticatedStore } from './authenticated/index.js';
 export {
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
+  SESSION_LIFETIME_EXCEEDED,
   SESSION_REQUIRED,
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,

@@ -28,6 +28,7 @@ export {
   createLaunchVerifier,
   createSessionTokens,
   LAUNCH_TOKEN_INVALID,
+  SESSION_LIFETIME_EXCEEDED,
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
   SessionTokenError,
@@ -68,6 +69,12 @@ export interface AuthenticatedDeps {
   startSession?: (req: Request, storeId: string) => Promise<void>;
   /** Absolute URL of the install begin route (`{appUrl}/auth`). */
   beginUrl: string;
+  /**
+   * Absolute lifetime of a merchant session (cookie, and the tokens renewed
+   * from it), in seconds; past it the merchant launches the app again.
+   * @default 86400
+   */
+  maxSessionAgeSeconds?: number;
   options: ResolvedAuthenticatedOptions;
   logger?: { warn(obj: Record<string, unknown>, msg: string): void };
 }
@@ -90,6 +97,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   const { options } = deps;
   const required = [...deps.scopes];
   const missingFrom = (granted: readonly string[]) => required.filter((s) => !granted.includes(s));
+  const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
 
   function authUrlFor(storeId: string | undefined): string {
     const url = new URL(deps.beginUrl);
@@ -150,7 +158,13 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   async function findStore(
     req: Request,
     res: Response,
-  ): Promise<{ storeId?: string; bearerError?: StoreAppError; handled?: boolean }> {
+  ): Promise<{
+    storeId?: string;
+    /** When the session began, epoch seconds (carried into renewed session tokens). */
+    authTime?: number;
+    bearerError?: StoreAppError;
+    handled?: boolean;
+  }> {
     const auth = req.get('authorization');
     // Other schemes (a staging proxy's Basic auth) are not ours: fall through to the cookie.
     if (auth !== undefined && /^bearer(\s|$)/i.test(auth)) {
@@ -164,7 +178,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         };
       }
       try {
-        return { storeId: await deps.sessionTokens.verify(m[1]) };
+        return await deps.sessionTokens.verifySession(m[1]);
       } catch (err) {
         if (err instanceof StoreAppError) return { bearerError: err };
         throw err;
@@ -192,10 +206,22 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
             });
           }
         }
-        return { storeId: launched };
+        return { storeId: launched, authTime: Math.floor(Date.now() / 1000) };
       }
     }
-    const sessionStore = req.session?.storeId;
+    // A cookie session lives `maxSessionAgeSeconds` from its start, however active it is
+    // (express-session's store expiry is extended by every request).
+    if (req.session?.storeId !== undefined && req.session.authAt === undefined) {
+      // A session bound before sessions carried their start (an upgrade, or an app that
+      // set storeId itself): its lifetime counts from now.
+      req.session.authAt = Date.now();
+    }
+    const authAt = req.session?.authAt;
+    const current =
+      typeof authAt === 'number' && Date.now() - authAt < maxSessionAgeMs
+        ? req.session?.storeId
+        : undefined;
+    const sessionStore = current;
     const queryStore = req.query.store_id;
     if (
       isPageNavigation(req) &&
@@ -207,7 +233,10 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       reauthorize(req, res, queryStore, SESSION_REQUIRED, 'Sign in to this store first.');
       return { handled: true };
     }
-    return { storeId: sessionStore };
+    return {
+      storeId: sessionStore,
+      authTime: typeof authAt === 'number' ? Math.floor(authAt / 1000) : undefined,
+    };
   }
 
   return function authenticated(): RequestHandler {
@@ -217,6 +246,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       next: NextFunction,
     ): Promise<void> {
       let storeId: string | undefined;
+      let authTime: number | undefined;
       try {
         const found = await findStore(req, res);
         if (found.handled) return;
@@ -229,6 +259,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           return;
         }
         storeId = found.storeId;
+        authTime = found.authTime;
         if (!storeId) {
           const q = req.query.store_id;
           reauthorize(
@@ -262,7 +293,8 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           storeId: id,
           scopes: installation.scopes,
           client: deps.clients.forStore(id),
-          sessionToken: () => deps.sessionTokens.mint(id),
+          // A renewal keeps the session's start: it cannot outlive the session.
+          sessionToken: () => deps.sessionTokens.mint(id, authTime),
         };
         next();
       } catch (err) {
