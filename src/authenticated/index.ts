@@ -185,7 +185,17 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       }
     }
     const launchToken = deps.launch ? req.query[deps.launch.param] : undefined;
-    if (deps.launch && typeof launchToken === 'string') {
+    // The admin only ever frames the app with a launch token. A browser that says this is
+    // a top-level page (a link someone handed out, carrying their own store's token) is
+    // not the admin: such a token signs nobody in, so it cannot switch this browser to
+    // another store (login CSRF). Without Fetch Metadata (old browsers, non-browsers) the
+    // signature, audience, age and single use still decide.
+    const dest = req.get('sec-fetch-dest');
+    const framed = dest === undefined || dest === 'iframe' || dest === 'frame';
+    if (deps.launch && typeof launchToken === 'string' && !framed) {
+      deps.logger?.warn({ dest }, 'Launch token outside a frame ignored (not from the admin).');
+    }
+    if (deps.launch && typeof launchToken === 'string' && framed) {
       let launched: string | undefined;
       try {
         launched = await deps.launch.verifier.verify(launchToken);
