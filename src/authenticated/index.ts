@@ -39,6 +39,12 @@ export interface AuthenticatedStore {
   storeId: string;
   /** Scopes the merchant granted. */
   scopes: readonly string[];
+  /**
+   * Configured scopes the merchant did not grant. Empty unless
+   * `auth.narrowerScopes` is 'record' (with 'refuse' such a store is sent
+   * through the install instead).
+   */
+  missingScopes: readonly string[];
   /** The API client for this store (refreshes itself, paced, typed errors). */
   client: StoreApiClient;
   /** Mint an app session token for the embedded frontend (`Authorization: Bearer`). */
@@ -62,6 +68,12 @@ export interface AuthenticatedDeps {
   clients: Pick<ClientFactory, 'forStore'>;
   /** Scopes the app is configured to need; a grant lacking one sends the merchant through /auth. */
   scopes: readonly string[];
+  /**
+   * 'record': a grant lacking some of `scopes` is served (the route sees
+   * `missingScopes`) instead of sent through /auth again.
+   * @default 'refuse'
+   */
+  narrowerScopes?: 'refuse' | 'record';
   sessionTokens: SessionTokenIssuer;
   /** Absent when the app is not embedded. */
   launch?: { param: string; verifier: LaunchVerifier };
@@ -288,7 +300,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           installation = await deps.tokens.reload(storeId);
           missing = missingFrom(installation.scopes);
         }
-        if (missing.length > 0) {
+        if (missing.length > 0 && deps.narrowerScopes !== 'record') {
           reauthorize(
             req,
             res,
@@ -302,6 +314,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         res.locals.store = {
           storeId: id,
           scopes: installation.scopes,
+          missingScopes: missing,
           client: deps.clients.forStore(id),
           // A renewal keeps the session's start: it cannot outlive the session.
           sessionToken: () => deps.sessionTokens.mint(id, authTime),

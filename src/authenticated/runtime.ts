@@ -104,6 +104,7 @@ export function createApiRuntime(
     tokens,
     clients,
     scopes: config.oauth.scopes,
+    narrowerScopes: config.auth.narrowerScopes,
     sessionTokens,
     launch,
     startSession: (req: Request, storeId: string) => startStoreSession(req, storeId),

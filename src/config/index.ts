@@ -168,6 +168,7 @@ export const DEFAULTS = {
   logLevel: 'info',
   securityHeaders: true,
   framing: 'protected',
+  narrowerScopes: 'refuse',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -295,6 +296,13 @@ export function resolveConfig(
     if (a.afterInstall !== undefined && typeof a.afterInstall !== 'function') {
       throw new ConfigError('auth.afterInstall', 'must be a function.');
     }
+  });
+  const narrowerScopes = step(() => {
+    const v = a.narrowerScopes ?? DEFAULTS.narrowerScopes;
+    if (v !== 'refuse' && v !== 'record') {
+      throw new ConfigError('auth.narrowerScopes', "must be 'refuse' or 'record'.");
+    }
+    return v;
   });
 
   // Storage
@@ -450,6 +458,7 @@ export function resolveConfig(
       bindingCookieName: bindingCookieName!,
       beforeInstall: a.beforeInstall,
       afterInstall: a.afterInstall,
+      narrowerScopes: narrowerScopes!,
     },
     storage: {
       databaseUrl,

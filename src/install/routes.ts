@@ -383,10 +383,31 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     // RFC 6749 §5.1: no scope in the response means the requested scope was granted.
     const scopes = token.scopeMissing ? [...config.oauth.scopes] : token.scopes;
     const sl = storeLogger(l, storeId);
+    // A narrower grant is never stored as if it were the install the app asked for.
+    const missingScopes = config.oauth.scopes.filter((s) => !scopes.includes(s));
+    if (missingScopes.length > 0) {
+      sl.warn(
+        { missingScopes, policy: config.auth.narrowerScopes },
+        'install: the merchant granted fewer scopes than requested',
+      );
+      if (config.auth.narrowerScopes === 'refuse') {
+        clearBinding();
+        sendPage(res, {
+          status: 403,
+          code: E.SCOPES_NOT_GRANTED,
+          title: 'Permissions missing',
+          message:
+            'The app needs every permission it asked for, and some were not granted. Nothing was saved; install again and approve all permissions.',
+          retryUrl: beginUrlFor(storeId),
+          retryLabel: 'Install the app',
+        });
+        return;
+      }
+    }
 
     if (config.auth.beforeInstall) {
       try {
-        await config.auth.beforeInstall({ storeId, scopes });
+        await config.auth.beforeInstall({ storeId, scopes, missingScopes });
       } catch (err) {
         clearBinding();
         sl.error({ err }, 'install: beforeInstall hook failed; nothing stored');
@@ -426,7 +447,13 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
 
     if (config.auth.afterInstall) {
       try {
-        await config.auth.afterInstall({ storeId, scopes, installation, reinstall });
+        await config.auth.afterInstall({
+          storeId,
+          scopes,
+          missingScopes,
+          installation,
+          reinstall,
+        });
       } catch (err) {
         sl.error({ err }, 'install: afterInstall hook failed; the installation is kept');
         sendPage(res, {

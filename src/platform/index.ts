@@ -80,6 +80,12 @@ export interface InstallTarget {
   /** The authorize URL the app sent the merchant to (GET /oauth/authorize?…). */
   authorizeUrl: string;
   storeId: string;
+  /**
+   * The merchant grants only these of the requested scopes (a narrower grant,
+   * as RFC 6749 §3.3 allows); each must be one the app asked for.
+   * @default every requested scope
+   */
+  grantScopes?: readonly string[];
 }
 
 export interface UninstallResult {
@@ -374,7 +380,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     },
     createStore: (input = {}) => stores.create(input),
     approveInstall(target) {
-      return approve(checkedRequest(target), target.storeId);
+      const request = checkedRequest(target);
+      if (target.grantScopes === undefined) return approve(request, target.storeId);
+      const granted = [...new Set(target.grantScopes)];
+      if (granted.length === 0 || granted.some((s) => !request.scopes.includes(s))) {
+        throw new AuthorizeRequestError(
+          'invalid_scope',
+          'grantScopes must be a non-empty subset of the scopes the app requested.',
+        );
+      }
+      return approve({ ...request, scopes: granted }, target.storeId);
     },
     denyInstall(target) {
       const request = checkedRequest(target);
