@@ -346,6 +346,12 @@ export function sessionTokenHandler(): RequestHandler {
       res.set('Cache-Control', 'no-store');
       res.json({ token, expiresAt: expiresAt.toISOString() });
     } catch (err) {
+      if (err instanceof SessionTokenError) {
+        // The session ended (its absolute lifetime): the merchant opens the app again.
+        res.set('Cache-Control', 'no-store');
+        res.status(401).json({ code: err.code, message: err.message });
+        return;
+      }
       next(err);
     }
   };

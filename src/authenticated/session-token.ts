@@ -144,7 +144,8 @@ export function createSessionTokens(config: {
           );
         }
         const now = Math.floor(Date.now() / 1000);
-        if (now > sessionEnd(authTime) + config.clockToleranceSeconds) {
+        // auth_time and now are both our clock: no tolerance at the session's end.
+        if (now >= sessionEnd(authTime)) {
           throw new SessionTokenError(
             SESSION_LIFETIME_EXCEEDED,
             'The app session reached its maximum age; open the app from the store admin again.',

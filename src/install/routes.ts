@@ -71,7 +71,12 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     // Top-level cookie: Lax is sent on the platform's redirect back to us.
     sameSite: 'lax' as const,
     secure: config.session.secure,
-    path: new URL(config.auth.redirectUri).pathname,
+    // Sent to the begin route (which adds to the list other tabs started) and the
+    // callback, nowhere else the two do not share.
+    path: commonPath(
+      new URL(config.auth.beginUrl).pathname,
+      new URL(config.auth.redirectUri).pathname,
+    ),
   };
 
   const beginUrlFor = (storeId: string | null, returnTo: string | null = null): string => {
@@ -486,6 +491,16 @@ function homeUrl(config: ResolvedConfig, storeId: string, returnTo: string | nul
   const u = new URL(app.origin + base + (returnTo ?? '/'));
   if (!returnTo) u.searchParams.set('store_id', storeId);
   return u.toString();
+}
+
+/** The longest path of whole segments both paths start with (`/auth` for `/auth`, `/auth/callback`). */
+function commonPath(a: string, b: string): string {
+  const x = a.split('/');
+  const y = b.split('/');
+  let i = 0;
+  while (i < x.length && i < y.length && x[i] === y[i]) i++;
+  const shared = x.slice(0, i).join('/');
+  return shared === '' ? '/' : shared;
 }
 
 /** One cookie's value from the Cookie header (no cookie-parser needed). */
