@@ -59,6 +59,7 @@ export {
   StorageError,
   StoreAppError,
 } from './errors/index.js';
+export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
 export type { AfterInstallContext, InstallHookContext } from './install/options.js';
 export { type KitInstallations, type StoreAppKit, storeApp } from './kit.js';
