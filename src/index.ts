@@ -9,6 +9,7 @@ export type { AuthenticatedStore } from './authenticated/index.js';
 export {
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
+  SESSION_LIFETIME_EXCEEDED,
   SESSION_REQUIRED,
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
@@ -59,6 +60,7 @@ export {
   StorageError,
   StoreAppError,
 } from './errors/index.js';
+export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
 export type { AfterInstallContext, InstallHookContext } from './install/options.js';
 export { type KitInstallations, type StoreAppKit, storeApp } from './kit.js';

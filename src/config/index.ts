@@ -168,6 +168,8 @@ export const DEFAULTS = {
   launchParam: 'launch',
   logLevel: 'info',
   securityHeaders: true,
+  framing: 'protected',
+  narrowerScopes: 'refuse',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -303,6 +305,13 @@ export function resolveConfig(
       throw new ConfigError('auth.afterInstall', 'must be a function.');
     }
   });
+  const narrowerScopes = step(() => {
+    const v = a.narrowerScopes ?? DEFAULTS.narrowerScopes;
+    if (v !== 'refuse' && v !== 'record') {
+      throw new ConfigError('auth.narrowerScopes', "must be 'refuse' or 'record'.");
+    }
+    return v;
+  });
 
   // Storage
   const s = options.storage ?? {};
@@ -405,6 +414,13 @@ export function resolveConfig(
   const shEnabled = step(() =>
     bool('securityHeaders.enabled', sh.enabled, DEFAULTS.securityHeaders),
   );
+  const shFraming = step(() => {
+    const v = sh.framing ?? DEFAULTS.framing;
+    if (v !== 'protected' && v !== 'unprotected') {
+      throw new ConfigError('securityHeaders.framing', "must be 'protected' or 'unprotected'.");
+    }
+    return v;
+  });
 
   // Modules owned elsewhere validate their own options.
   const webhooks = step(() => resolveWebhookOptions(options.webhooks, env));
@@ -451,6 +467,7 @@ export function resolveConfig(
       bindingCookieName: bindingCookieName!,
       beforeInstall: a.beforeInstall,
       afterInstall: a.afterInstall,
+      narrowerScopes: narrowerScopes!,
     },
     storage: {
       databaseUrl,
@@ -480,7 +497,7 @@ export function resolveConfig(
       instance: lg.instance,
       destination: lg.destination,
     },
-    securityHeaders: { enabled: shEnabled!, helmet: sh.helmet ?? {} },
+    securityHeaders: { enabled: shEnabled!, helmet: sh.helmet ?? {}, framing: shFraming! },
     webhooks: webhooks!,
     client: client!,
     refresh: refresh!,

@@ -77,6 +77,14 @@ export interface SecurityHeadersOptions {
    * @default {}
    */
   helmet?: HelmetOptions;
+  /**
+   * `'protected'`: CSP `frame-ancestors` (the admin origin when embedded, else
+   * `'none'` plus `X-Frame-Options: DENY`) is always sent, whatever `helmet`
+   * says. `'unprotected'`: neither is sent (your proxy sets them); the kit
+   * logs a warning at start.
+   * @default 'protected'
+   */
+  framing?: 'protected' | 'unprotected';
 }
 
 export interface ResolvedHttpOptions {
@@ -100,5 +108,9 @@ export interface ResolvedHttpOptions {
     instance: Logger | undefined;
     destination: DestinationStream | undefined;
   };
-  securityHeaders: { enabled: boolean; helmet: HelmetOptions };
+  securityHeaders: {
+    enabled: boolean;
+    helmet: HelmetOptions;
+    framing: 'protected' | 'unprotected';
+  };
 }

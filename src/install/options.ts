@@ -8,6 +8,11 @@ export interface InstallHookContext {
   storeId: string;
   /** Scopes the merchant granted. */
   scopes: string[];
+  /**
+   * Scopes the app asked for and the merchant did not grant (only ever
+   * non-empty with `auth.narrowerScopes: 'record'`).
+   */
+  missingScopes: string[];
 }
 
 export interface AfterInstallContext extends InstallHookContext {
@@ -54,6 +59,18 @@ export interface AuthRouteOptions {
    * @default undefined
    */
   afterInstall?: (ctx: AfterInstallContext) => void | Promise<void>;
+  /**
+   * What to do when the platform grants fewer scopes than `oauth.scopes`.
+   * `'refuse'`: nothing is stored; the merchant sees a 403 page
+   * (`INSTALL_SCOPES_NOT_GRANTED`) asking to approve every permission.
+   * `'record'`: the installation is stored with the scopes actually granted,
+   * a warning is logged, the hooks get `missingScopes`, and
+   * `res.locals.store.missingScopes` lists them on every route (the app
+   * works with less; calls needing a missing scope fail with
+   * `InsufficientScopeError`).
+   * @default 'refuse'
+   */
+  narrowerScopes?: 'refuse' | 'record';
 }
 
 export interface ResolvedAuthRouteOptions {
@@ -67,4 +84,5 @@ export interface ResolvedAuthRouteOptions {
   bindingCookieName: string;
   beforeInstall: AuthRouteOptions['beforeInstall'];
   afterInstall: AuthRouteOptions['afterInstall'];
+  narrowerScopes: 'refuse' | 'record';
 }
