@@ -76,14 +76,17 @@ export function createInstallationRepository(
   const t = adapter.tables.installations;
 
   async function decode(row: InstallationRow): Promise<Installation> {
+    // Two ciphertexts (each token has its column, so rotate-keys and refresh
+    // rewrite them alike); decrypted side by side, one wait instead of two.
+    const [accessToken, refreshToken] = await Promise.all([
+      cipher.decrypt(row.accessTokenEnc, row.storeId),
+      row.refreshTokenEnc === null ? null : cipher.decrypt(row.refreshTokenEnc, row.storeId),
+    ]);
     return {
       storeId: row.storeId,
       scopes: splitScopes(row.scopes),
-      accessToken: await cipher.decrypt(row.accessTokenEnc, row.storeId),
-      refreshToken:
-        row.refreshTokenEnc === null
-          ? null
-          : await cipher.decrypt(row.refreshTokenEnc, row.storeId),
+      accessToken,
+      refreshToken,
       accessTokenExpiresAt: row.accessExpiresAt,
       installedAt: row.installedAt,
       updatedAt: row.updatedAt,

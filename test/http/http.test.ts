@@ -218,6 +218,31 @@ describe('logger', () => {
     expect(out).toContain('"path":"/cb"');
     expect(out).not.toContain('CODE-IN-QUERY');
   });
+
+  it('logs the path as the request arrived, even when first used inside a mounted router', async () => {
+    const { lines, destination } = capture();
+    const root = createKitLogger({ level: 'info', instance: undefined, destination });
+    const app = express();
+    app.use(requestLogger(root));
+    const api = express.Router();
+    api.get('/items', (_req, res) => {
+      res.locals.log!.info('listed');
+      res.send('ok');
+    });
+    app.use('/api', api);
+    app.get('/quiet', (_req, res) => res.send('ok'));
+    await request(app).get('/api/items');
+    await request(app).get('/quiet');
+    const entries = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // One line: the quiet request (info level, nothing logged) made no entry.
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ path: '/api/items', method: 'GET', msg: 'listed' });
+    expect(entries[0].reqId).toMatch(/^[0-9a-f-]{36}$/);
+  });
 });
 
 describe('kit.middleware() in a host app', () => {
@@ -256,6 +281,13 @@ describe('kit.middleware() in a host app', () => {
         );
       }
       expect(kit.middleware()).toBe(kit.middleware());
+      // Deliveries are server-to-server JSON: no browser headers on the webhook route.
+      const delivery = await request(after)
+        .post('/webhooks')
+        .set('content-type', 'application/json')
+        .send('{}');
+      expect(delivery.status).toBe(400);
+      expect(delivery.headers['content-security-policy']).toBeUndefined();
     } finally {
       await kit.close();
     }
