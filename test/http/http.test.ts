@@ -50,6 +50,28 @@ describe('security headers', () => {
     expect(res.headers['x-frame-options']).toBe('DENY');
   });
 
+  it('a CSP directive computed per request (a nonce) is still computed per request', async () => {
+    const app = express();
+    let n = 0;
+    app.use(
+      securityHeaders(
+        { enabled: true, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' },
+        {
+          enabled: true,
+          helmet: {
+            contentSecurityPolicy: { directives: { scriptSrc: [() => `'nonce-n${++n}'`] } },
+          },
+        },
+      ),
+    );
+    app.get('/', (_req, res) => res.send('ok'));
+    const first = await request(app).get('/');
+    const second = await request(app).get('/');
+    expect(first.headers['content-security-policy']).toContain("'nonce-n1'");
+    expect(second.headers['content-security-policy']).toContain("'nonce-n2'");
+    expect(second.headers['content-security-policy']).toContain(`frame-ancestors ${admin}`);
+  });
+
   it('upgrade-insecure-requests only when the app is served over HTTPS', async () => {
     const cspFor = async (https: boolean) => {
       const app = express();
@@ -126,6 +148,25 @@ describe('session cookie', () => {
       '/anon',
     );
     expect(res.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('loads no session for a bearer request without a cookie, and still loads it when a cookie comes along', async () => {
+    const a = app({ secure: false, sameSite: 'lax', partitioned: false });
+    a.get('/whoami', (req, res) =>
+      res.json({ session: req.session?.storeId ?? null, has: !!req.session }),
+    );
+    const bearer = await request(a).get('/whoami').set('Authorization', 'Bearer abc.def.ghi');
+    expect(bearer.body).toEqual({ session: null, has: false });
+    expect(bearer.headers['set-cookie']).toBeUndefined();
+    const login = await request(a).get('/login');
+    const cookie = login.headers['set-cookie']![0]!.split(';')[0]!;
+    const both = await request(a)
+      .get('/whoami')
+      .set('Authorization', 'Bearer abc.def.ghi')
+      .set('Cookie', cookie);
+    expect(both.body).toEqual({ session: 'store-1', has: true });
+    const anon = await request(a).get('/whoami');
+    expect(anon.body).toEqual({ session: null, has: true });
   });
 });
 
@@ -274,6 +315,10 @@ describe('kit.middleware() in a host app', () => {
       after.post('/echo', (req, res) => res.json(req.body));
       for (const app of [before, after]) {
         const res = await request(app).post('/echo').send({ a: 1 });
+        // helmet's headers, set from its captured output: the same set every time.
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['strict-transport-security']).toMatch(/max-age=/);
+        expect(res.headers['x-powered-by']).toBeUndefined();
         expect(res.status).toBe(200);
         expect(res.body).toEqual({ a: 1 });
         expect(res.headers['content-security-policy']).toContain(
