@@ -98,7 +98,7 @@ function parse(argv: readonly string[]) {
 }
 
 async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
   try {
     await adapter.migrate();
   } finally {
