@@ -7,6 +7,7 @@ import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../cr
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { openAdapter } from '../storage/adapter.js';
 import { createStorage } from '../storage/index.js';
+import { kitVersion } from './version.js';
 import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 
 export interface CliIo {
@@ -28,6 +29,7 @@ Commands:
 Options:
   --database-url <url>  Database to use (default: $${DATABASE_URL_SETTING}, else ${DEFAULT_DATABASE_URL})
   -h, --help            Show this help
+  -v, --version         Print the version of store-app-kit
 
 Rotating keys: put the new key first, keep the old ones after it, deploy, run
 \`store-app rotate-keys\`, then remove the old keys.`;
@@ -43,9 +45,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr('Run `store-app --help` for usage.');
     return 2;
   }
-  const { command, databaseUrl, help } = parsed;
+  const { command, databaseUrl, help, version } = parsed;
   if (help || command === 'help') {
     io.stdout(USAGE);
+    return 0;
+  }
+  if (version) {
+    io.stdout(kitVersion());
     return 0;
   }
   // Same rule as the kit: an unset or blank DATABASE_URL means the default file.
@@ -87,6 +93,7 @@ function parse(argv: readonly string[]) {
     options: {
       'database-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
   if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
@@ -94,6 +101,7 @@ function parse(argv: readonly string[]) {
     command: positionals[0],
     databaseUrl: values['database-url'],
     help: values.help === true,
+    version: values.version === true,
   };
 }
 
