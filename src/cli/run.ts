@@ -7,8 +7,8 @@ import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../cr
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { openAdapter } from '../storage/adapter.js';
 import { createStorage } from '../storage/index.js';
-import { kitVersion } from './version.js';
 import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
+import { kitVersion } from './version.js';
 
 export interface CliIo {
   stdout: (line: string) => void;
