@@ -44,6 +44,19 @@ try {
     );
   }
   run(bin('publint'), ['--strict', tarball], root, 'publint');
+  const creatorDir = join(work, 'create-app');
+  mkdirSync(creatorDir);
+  run(
+    'npm',
+    ['pack', '--silent', '--pack-destination', creatorDir],
+    join(root, 'create-app'),
+    'npm pack (create-store-app)',
+  );
+  const creator = join(
+    creatorDir,
+    readdirSync(creatorDir).find((f) => f.endsWith('.tgz')),
+  );
+  run(bin('publint'), ['--strict', creator], root, 'publint (create-store-app)');
   // ESM only: Node >= 20.19 can require() it, which attw's node16-from-CJS row does not model.
   run(bin('attw'), [tarball, '--profile', 'esm-only'], root, 'attw');
 
