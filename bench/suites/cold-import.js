@@ -31,19 +31,28 @@ const cases = {
 };
 
 function once(imports) {
-  // Time from the process's own start (performance.timeOrigin) to the imports done.
-  const script = `${imports.map((i) => `await ${i};`).join(' ')} process.stdout.write(String(performance.now()));`;
+  // Times from the process's own start (performance.timeOrigin): after the first
+  // import (the main entry) and after all of them (the drivers on top).
+  const [first, ...rest] = imports;
+  const script = first
+    ? `await ${first}; const a = performance.now(); ${rest.map((i) => `await ${i};`).join(' ')} process.stdout.write(JSON.stringify([a, performance.now()]));`
+    : 'process.stdout.write(JSON.stringify([performance.now(), performance.now()]));';
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     cwd: root,
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(r.stderr);
-  return Number(r.stdout);
+  return JSON.parse(r.stdout);
 }
 
 const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+const drivers = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, imports] of Object.entries(cases)) samples[name].push(once(imports));
+  for (const [name, imports] of Object.entries(cases)) {
+    const [afterMain, end] = once(imports);
+    samples[name].push(end);
+    drivers[name].push(end - afterMain);
+  }
 }
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -52,11 +61,13 @@ const median = (xs) => {
 const empty = median(samples['empty node process']);
 const eager = median(samples['before: main + both drivers (eager)']);
 console.log(`cold import, median of ${ROUNDS} fresh processes (ms from process start)`);
-console.log('| Case | median | minus empty node | vs eager |');
-console.log('|---|---|---|---|');
+const eagerDrivers = median(drivers['before: main + both drivers (eager)']);
+console.log('| Case | total | minus empty node | vs eager | drivers after main | vs eager |');
+console.log('|---|---|---|---|---|---|');
 for (const [name, xs] of Object.entries(samples)) {
   const m = median(xs);
+  const d = median(drivers[name]);
   console.log(
-    `| ${name} | ${m.toFixed(0)} ms | ${(m - empty).toFixed(0)} ms | ${(m / eager).toFixed(2)} |`,
+    `| ${name} | ${m.toFixed(0)} ms | ${(m - empty).toFixed(0)} ms | ${(m / eager).toFixed(2)} | ${d.toFixed(0)} ms | ${(d / eagerDrivers).toFixed(2)} |`,
   );
 }
