@@ -3,11 +3,11 @@
  * `--version` and `--help` answer and exit 0, and the local platform on a port
  * already taken says so in one line, naming the port and the flag, exit 1.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../helpers/run.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const kitVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
@@ -20,36 +20,31 @@ const bins = {
   'create-store-app': join(root, 'create-app', 'dist', 'index.js'),
 };
 
-beforeAll(() => {
-  const r = spawnSync(
+beforeAll(async () => {
+  const r = await run(
     process.execPath,
     [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'create-app/tsconfig.json'],
-    { cwd: root, encoding: 'utf8' },
+    { cwd: root },
   );
   expect(r.status, r.stdout).toBe(0);
 });
 
 function bin(name: keyof typeof bins, args: string[]) {
-  return spawnSync(process.execPath, [bins[name], ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    timeout: 20_000,
-    input: '',
-  });
+  return run(process.execPath, [bins[name], ...args], { cwd: root, timeout: 20_000 });
 }
 
 describe('--version and --help on every bin', () => {
   for (const name of Object.keys(bins) as Array<keyof typeof bins>) {
     const version = name === 'create-store-app' ? createVersion : kitVersion;
-    it(`${name} --version prints ${version}`, () => {
+    it(`${name} --version prints ${version}`, async () => {
       for (const flag of ['--version', '-v']) {
-        const r = bin(name, [flag]);
+        const r = await bin(name, [flag]);
         expect(r.status, r.stderr).toBe(0);
         expect(r.stdout.trim()).toBe(version);
       }
     });
-    it(`${name} --help prints usage and exits 0`, () => {
-      const r = bin(name, ['--help']);
+    it(`${name} --help prints usage and exits 0`, async () => {
+      const r = await bin(name, ['--help']);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toContain(`Usage: ${name}`);
       expect(r.stdout).toContain('--version');
@@ -67,8 +62,8 @@ describe('port in use', () => {
   });
   afterAll(() => new Promise<void>((r) => busy.close(() => r())));
 
-  it('store-platform on a taken port prints one line naming the port and --port, exit 1', () => {
-    const r = bin('store-platform', ['--port', String(port)]);
+  it('store-platform on a taken port prints one line naming the port and --port, exit 1', async () => {
+    const r = await bin('store-platform', ['--port', String(port)]);
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

@@ -5,13 +5,13 @@
  * installed fails at start naming the package. Each case is a fresh node
  * process over the built dist/ (as the published package runs).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
+import { run } from '../helpers/run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hook = join(root, 'test', 'packaging', 'record-imports.mjs');
@@ -24,17 +24,12 @@ afterAll(async () => {
 let n = 0;
 
 /** Runs `script` (ESM) in a fresh node; returns its stdout and every URL it resolved. */
-function runNode(script: string, env: Record<string, string> = {}) {
+async function runNode(script: string, env: Record<string, string> = {}) {
   const record = join(work, `imports-${++n}.txt`);
-  const r = spawnSync(
+  const r = await run(
     process.execPath,
     ['--import', pathToFileURL(hook).href, '--input-type=module', '-e', script],
-    {
-      cwd: root,
-      encoding: 'utf8',
-      env: { ...process.env, RECORD_IMPORTS: record, ...env },
-      timeout: 30_000,
-    },
+    { cwd: root, env: { ...process.env, RECORD_IMPORTS: record, ...env }, timeout: 30_000 },
   );
   let urls: string[] = [];
   try {
@@ -48,8 +43,8 @@ const loaded = (urls: string[], pkg: string) =>
   urls.some((u) => u.includes(`/node_modules/${pkg}/`));
 
 describe('main entry import graph', () => {
-  it('importing store-app-kit loads neither database driver nor the local platform', () => {
-    const r = runNode(`await import('store-app-kit'); console.log('ok');`);
+  it('importing store-app-kit loads neither database driver nor the local platform', async () => {
+    const r = await runNode(`await import('store-app-kit'); console.log('ok');`);
     expect(r.status, r.stderr).toBe(0);
     expect(r.urls.some((u) => u.startsWith(`${dist}/index.js`))).toBe(true);
     expect(loaded(r.urls, 'pg')).toBe(false);
@@ -58,9 +53,9 @@ describe('main entry import graph', () => {
     expect(r.urls.some((u) => u.includes('drizzle-orm/node-postgres'))).toBe(false);
   });
 
-  it('a SQLite database loads better-sqlite3 and never pg', () => {
+  it('a SQLite database loads better-sqlite3 and never pg', async () => {
     const file = join(work, 'app.db');
-    const r = runNode(
+    const r = await runNode(
       `const { createStorage } = await import('${dist}/storage/index.js');
        const { generateKey } = await import('${dist}/crypto/index.js');
        const s = await createStorage({ databaseUrl: ${JSON.stringify(file)}, encryptionKeys: [generateKey()] });
@@ -75,7 +70,7 @@ describe('main entry import graph', () => {
   it('a Postgres database loads pg and never better-sqlite3', async () => {
     pgDb = await createTempDatabase('import_graph');
     const url = pgDb.url;
-    const r = runNode(
+    const r = await runNode(
       `const { createStorage } = await import('${dist}/storage/index.js');
        const { generateKey } = await import('${dist}/crypto/index.js');
        const s = await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] });
@@ -93,8 +88,8 @@ describe('missing driver', () => {
     ['postgres', 'pg', 'postgres://127.0.0.1:5432/none'],
     ['sqlite', 'better-sqlite3', join(work, 'missing.db')],
   ] as const) {
-    it(`a ${dialect} DATABASE_URL without ${pkg} installed fails at start naming the package`, () => {
-      const r = runNode(
+    it(`a ${dialect} DATABASE_URL without ${pkg} installed fails at start naming the package`, async () => {
+      const r = await runNode(
         `const { createStorage } = await import('${dist}/storage/index.js');
          const { generateKey } = await import('${dist}/crypto/index.js');
          try { await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] }); console.log('opened'); }
