@@ -83,7 +83,7 @@ export {
 // Webhooks and purge
 export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
 export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
-export type { Installation, PurgeCounts, PurgeResult } from './storage/types.js';
+export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export type {
   AppUninstalledPayload,
   GenericWebhookPayload,

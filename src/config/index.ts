@@ -153,6 +153,7 @@ export const DEFAULTS = {
   apiPath: '/api/v1',
   tokenRequestEncoding: 'json',
   sendStoreIdOnAuthorize: true,
+  installTimeFromServerDate: true,
   discovery: false,
   tokenTimeoutMs: 10_000,
   authPath: '/auth',
@@ -273,6 +274,13 @@ export function resolveConfig(
     int('oauth.tokenTimeoutMs', o.tokenTimeoutMs, DEFAULTS.tokenTimeoutMs, 100),
   );
   const discovery = step(() => bool('oauth.discovery', o.discovery, DEFAULTS.discovery));
+  const installTimeFromServerDate = step(() =>
+    bool(
+      'oauth.installTimeFromServerDate',
+      o.installTimeFromServerDate,
+      DEFAULTS.installTimeFromServerDate,
+    ),
+  );
   const sendStoreIdOnAuthorize = step(() =>
     bool('oauth.sendStoreIdOnAuthorize', o.sendStoreIdOnAuthorize, DEFAULTS.sendStoreIdOnAuthorize),
   );
@@ -430,6 +438,7 @@ export function resolveConfig(
       sessionCheckUrl: auth + paths.sessionCheckPath!,
       tokenRequestEncoding: encoding,
       sendStoreIdOnAuthorize: sendStoreIdOnAuthorize!,
+      installTimeFromServerDate: installTimeFromServerDate!,
       tokenTimeoutMs: tokenTimeoutMs!,
       discovery: discovery!,
     },

@@ -59,6 +59,14 @@ export interface OAuthOptions {
    */
   sendStoreIdOnAuthorize?: boolean;
   /**
+   * Stamp each install with the token response's `Date` header (the platform's
+   * clock) and decide uninstall vs reinstall in that clock
+   * (docs/platform-contract.md). Turn off only for a platform whose `Date`
+   * does not follow its own clock; installs are then compared in ours.
+   * @default true
+   */
+  installTimeFromServerDate?: boolean;
+  /**
    * Read the endpoints from the server's RFC 8414 metadata
    * (`{authUrl}/.well-known/oauth-authorization-server`) at start. Paths set
    * explicitly above still win. A missing or inconsistent document fails the start.
@@ -85,6 +93,7 @@ export interface ResolvedOAuthOptions {
   sessionCheckUrl: string;
   tokenRequestEncoding: 'json' | 'form';
   sendStoreIdOnAuthorize: boolean;
+  installTimeFromServerDate: boolean;
   tokenTimeoutMs: number;
   discovery: boolean;
 }

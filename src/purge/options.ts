@@ -1,7 +1,7 @@
 /**
  * What the app tells the kit about its own data so the purge can delete it.
- * Top-level options of `storeApp()` (the purge serves both the
- * `app.uninstalled` webhook and the client's `token_revoked`).
+ * Top-level options of `storeApp()` (the purge serves the `app.uninstalled`
+ * webhook and `kit.purge()`).
  */
 import type { AnyDrizzle, StoreScopedTable } from '../storage/types.js';
 
@@ -17,8 +17,8 @@ export interface PurgeAppOptions {
   /**
    * Runs inside the purge transaction, after the tables above are emptied,
    * for anything else the app holds for the store (files, external systems).
-   * Throwing rolls the whole purge back; the platform's retry runs it again,
-   * so make it idempotent.
+   * Throwing rolls the whole purge back; the purge outbox retries it with
+   * backoff until it succeeds, so make it idempotent.
    * @default undefined
    */
   onPurge?: (storeId: string, tx: AnyDrizzle) => Promise<void> | void;
