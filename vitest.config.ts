@@ -1,16 +1,44 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/**
+ * Two projects. `slow`: the tests that install and type-check a whole
+ * generated project (about a minute of child processes each) run in their own
+ * single fork, so they never hold one of the workers the socket-heavy
+ * integration tests share, and a long child process cannot starve vitest's
+ * worker RPC. `default`: everything else.
+ */
+const SLOW = ['test/create-app/generated-project.test.ts', 'test/create-app/template.test.ts'];
+
+const exclude = process.env['STORE_APP_LONG_TESTS']
+  ? configDefaults.exclude
+  : // `*.long.test.ts` (slow runs) only under `npm run test:long`.
+    [...configDefaults.exclude, 'test/**/*.long.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // `*.long.test.ts` (slow runs) only under `npm run test:long`.
-    exclude: process.env['STORE_APP_LONG_TESTS']
-      ? configDefaults.exclude
-      : [...configDefaults.exclude, 'test/**/*.long.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    pool: 'forks',
     // 2-core machine: cap workers so socket-heavy integration tests do not starve each other.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'default',
+          include: ['test/**/*.test.ts'],
+          exclude: [...exclude, ...SLOW],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'slow',
+          include: SLOW,
+          exclude,
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+    ],
   },
 });

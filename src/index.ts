@@ -56,14 +56,27 @@ export { ConfigErrors } from './config/index.js';
 export {
   CONFIG_INVALID,
   ConfigError,
+  DRIVER_MISSING,
+  DriverMissingError,
   STORAGE_UNAVAILABLE,
   StorageError,
   StoreAppError,
 } from './errors/index.js';
+export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './http/express-version.js';
 export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
 export type { AfterInstallContext, InstallHookContext } from './install/options.js';
-export { type KitInstallations, type StoreAppKit, storeApp } from './kit.js';
+export {
+  type AuthenticatedHandler,
+  type AuthenticatedLocals,
+  type KitInstallations,
+  type PostgresDatabase,
+  type PostgresStoreAppKit,
+  type SqliteDatabase,
+  type SqliteStoreAppKit,
+  type StoreAppKit,
+  storeApp,
+} from './kit.js';
 export {
   OAuthError,
   type OAuthErrorCode,

@@ -3,12 +3,16 @@
  * each section below builds one module from the resolved config and hands it
  * what it needs. Logic lives in the modules.
  */
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
+import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
 import { kitErrorHandler } from './http/errors.js';
+import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
 import { framingWarning, securityHeaders } from './http/security-headers.js';
 import { sessionMiddleware } from './http/session.js';
@@ -37,7 +41,35 @@ export interface KitInstallations {
   hasRequiredScopes(installation: Installation): boolean;
 }
 
-export interface StoreAppKit {
+/**
+ * The kit's Drizzle handle on SQLite (better-sqlite3). Typed with Drizzle's
+ * driver-neutral base class so that the kit's types never need
+ * `@types/better-sqlite3` or `@types/pg`.
+ */
+export type SqliteDatabase = BaseSQLiteDatabase<'sync', unknown>;
+/** The kit's Drizzle handle on Postgres (node-postgres). */
+export type PostgresDatabase = PgDatabase<PgQueryResultHKT>;
+
+/** What `kit.authenticated()` guarantees on `res.locals` for the handlers after it. */
+export interface AuthenticatedLocals extends Record<string, unknown> {
+  store: AuthenticatedStore;
+}
+
+/**
+ * `kit.authenticated()`: an Express handler whose `res.locals` type carries
+ * `store`, so `app.get(path, kit.authenticated(), (req, res) => res.locals.store)`
+ * is typed. For `router.use(kit.authenticated())`, opt into the global
+ * declaration with `import type {} from 'store-app-kit/locals'`.
+ */
+export type AuthenticatedHandler = RequestHandler<
+  Record<string, string>,
+  unknown,
+  unknown,
+  Record<string, unknown>,
+  AuthenticatedLocals
+>;
+
+interface StoreAppKitBase {
   /**
    * Express middleware to mount once, before your routes: request logger,
    * security headers, the webhook receiver, the session and the install routes.
@@ -61,13 +93,11 @@ export interface StoreAppKit {
    * sets `res.locals.store = { storeId, scopes, client, sessionToken }`, and sends
    * the merchant through the install when the app cannot act for the store.
    */
-  authenticated(): RequestHandler;
+  authenticated(): AuthenticatedHandler;
   /** The typed API client of a store, for background jobs and scripts. */
   client(storeId: string): StoreApiClient;
   /** An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`. */
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
-  /** Drizzle handle on the kit's database for your own tables. */
-  db: AnyDrizzle;
   storage: Storage;
   /** The kit's logger (redacting); children per request are at `res.locals.log`. */
   logger: Logger;
@@ -77,6 +107,28 @@ export interface StoreAppKit {
   close(): Promise<void>;
 }
 
+/** The kit on SQLite: `kit.dialect === 'sqlite'` narrows `kit.db`. */
+export interface SqliteStoreAppKit extends StoreAppKitBase {
+  /** The database chosen by `DATABASE_URL`. */
+  dialect: 'sqlite';
+  /** Drizzle handle on the kit's database for your own tables. */
+  db: SqliteDatabase;
+}
+
+/** The kit on Postgres: `kit.dialect === 'postgres'` narrows `kit.db`. */
+export interface PostgresStoreAppKit extends StoreAppKitBase {
+  /** The database chosen by `DATABASE_URL`. */
+  dialect: 'postgres';
+  /** Drizzle handle on the kit's database for your own tables. */
+  db: PostgresDatabase;
+}
+
+/**
+ * What `storeApp()` returns. The dialect is only known at run time (from
+ * `DATABASE_URL`), so `kit.db` is typed once you check `kit.dialect`.
+ */
+export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit;
+
 /**
  * Builds the kit: validates options and the environment, opens the database
  * and applies migrations (unless `storage.migrate: false`). Async so every
@@ -84,6 +136,7 @@ export interface StoreAppKit {
  * request.
  */
 export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppKit> {
+  assertSupportedExpress();
   const resolved = resolveConfig(options);
   const config: ResolvedConfig = {
     ...resolved,
@@ -165,7 +218,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     return r;
   };
 
-  return {
+  const kit: StoreAppKitBase & { dialect: StoreAppKit['dialect']; db: AnyDrizzle } = {
     middleware() {
       router ??= buildRouter();
       return router;
@@ -179,9 +232,11 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     webhooks: webhooks.api,
     purge: purgeStore,
     pendingPurges: () => outbox.list(),
-    authenticated: () => api.authenticated(),
+    // The handler sets res.locals.store before calling next(); the type says so.
+    authenticated: () => api.authenticated() as unknown as AuthenticatedHandler,
     client: (storeId) => api.client(storeId),
     sessionToken: (storeId) => api.sessionToken(storeId),
+    dialect: storage.dialect,
     db: storage.db,
     storage,
     logger,
@@ -192,4 +247,5 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
       closers.length = 0;
     },
   };
+  return kit as StoreAppKit;
 }

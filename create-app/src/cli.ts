@@ -4,7 +4,10 @@ import * as p from '@clack/prompts';
 import { CANCELLED, CreateAppError, INVALID_ARGUMENT } from './errors.js';
 import {
   detectPackageManager,
+  installedPackageManagers,
+  isInstalled,
   listTemplates,
+  ownVersion,
   PACKAGE_MANAGERS,
   type PackageManager,
   runCommand,
@@ -27,6 +30,7 @@ Options:
   --force               Replace the directory if it is not empty
   --kit <spec|tgz>      store-app-kit version or packed tarball (env CREATE_STORE_APP_KIT_SPEC)
   --help, -h            Show this help
+  --version, -v         Print the version of create-store-app
 
 Prompts are skipped when stdin is not a terminal or with --yes.`;
 
@@ -56,6 +60,7 @@ interface Choices {
   force: boolean;
   kit: string | undefined;
   help: boolean;
+  version: boolean;
 }
 
 export function parseCliArgs(argv: readonly string[]): Choices {
@@ -75,6 +80,7 @@ export function parseCliArgs(argv: readonly string[]): Choices {
         force: { type: 'boolean' },
         kit: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     });
   }
@@ -107,6 +113,7 @@ export function parseCliArgs(argv: readonly string[]): Choices {
     force: values.force ?? false,
     kit: values.kit,
     help: values.help ?? false,
+    version: values.version ?? false,
   };
 }
 
@@ -162,15 +169,19 @@ async function resolveChoices(c: Choices, io: CliIo) {
             options: templates.map((t) => ({ value: t, label: t })),
           }),
         ));
+  // Only what is installed here: a missing one would fail at the install step.
+  const available = installedPackageManagers(io.env);
   const pm =
     c.pm ??
-    unwrap(
-      await ask.select<PackageManager>({
-        message: 'Package manager',
-        initialValue: detected,
-        options: PACKAGE_MANAGERS.map((m) => ({ value: m, label: m })),
-      }),
-    );
+    (available.length <= 1
+      ? (available[0] ?? detected)
+      : unwrap(
+          await ask.select<PackageManager>({
+            message: 'Package manager',
+            initialValue: available.includes(detected) ? detected : available[0],
+            options: available.map((m) => ({ value: m, label: m })),
+          }),
+        ));
   const install =
     c.install ??
     unwrap(await ask.confirm({ message: 'Install dependencies?', initialValue: true }));
@@ -201,7 +212,17 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.stdout(`${HELP}\n`);
       return 0;
     }
+    if (choices.version) {
+      io.stdout(`${ownVersion()}\n`);
+      return 0;
+    }
     const c = await resolveChoices(choices, io);
+    if (c.install && !isInstalled(c.pm, io.env)) {
+      throw new CreateAppError(
+        INVALID_ARGUMENT,
+        `${c.pm} is not installed here; install it, pick another with --pm, or pass --no-install.`,
+      );
+    }
     const result = await scaffold({
       targetDir: c.dir,
       template: c.template,

@@ -106,7 +106,8 @@ export async function listTemplates(templatesDir = defaultTemplatesDir()): Promi
     .sort();
 }
 
-function ownVersion(): string {
+/** This package's version (`--version`, and the default kit range). */
+export function ownVersion(): string {
   const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {
     version: string;
   };
@@ -145,6 +146,25 @@ async function isEmptyDir(dir: string): Promise<boolean | null> {
   return entries.length === 0;
 }
 
+/** True when `pm` answers `--version` on this machine (what the prompt may offer). */
+export function isInstalled(pm: PackageManager, env: NodeJS.ProcessEnv = process.env): boolean {
+  const r = spawnSync(pm, ['--version'], {
+    stdio: 'ignore',
+    env,
+    timeout: 10_000,
+    shell: process.platform === 'win32',
+  });
+  return r.status === 0;
+}
+
+/** The package managers installed here, in PACKAGE_MANAGERS order. */
+export function installedPackageManagers(env: NodeJS.ProcessEnv = process.env): PackageManager[] {
+  return PACKAGE_MANAGERS.filter((pm) => isInstalled(pm, env));
+}
+
+/** Packages of the template whose install scripts must run (better-sqlite3 builds its native module). */
+export const BUILT_DEPENDENCIES = ['better-sqlite3', 'esbuild'] as const;
+
 export function runCommand(pm: PackageManager, script: string): string {
   return pm === 'npm' ? `npm run ${script}` : `${pm} ${script}`;
 }
@@ -181,6 +201,7 @@ async function writeProject(
   templateDir: string,
   name: string,
   kitSpec: string,
+  pm: PackageManager,
 ): Promise<void> {
   await cp(templateDir, tempDir, {
     recursive: true,
@@ -198,7 +219,24 @@ async function writeProject(
   pkg['version'] = '0.1.0';
   pkg['private'] = true;
   pkg.dependencies = { ...pkg.dependencies, 'store-app-kit': kitSpec };
+  // Each package manager's own allowlist for install scripts, so better-sqlite3
+  // gets its native build (npm's `allowScripts` is in the template already).
+  if (pm === 'yarn') {
+    pkg['dependenciesMeta'] = Object.fromEntries(
+      BUILT_DEPENDENCIES.map((d) => [d, { built: true }]),
+    );
+  }
+  if (pm === 'bun') pkg['trustedDependencies'] = [...BUILT_DEPENDENCIES];
   await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
+  if (pm === 'pnpm') {
+    // pnpm 10+ skips dependencies' build scripts unless allowed; since pnpm 11
+    // the setting is `allowBuilds` in pnpm-workspace.yaml (the older
+    // `onlyBuiltDependencies` list is no longer read).
+    await writeFile(
+      join(tempDir, 'pnpm-workspace.yaml'),
+      `allowBuilds:\n${BUILT_DEPENDENCIES.map((d) => `  ${d}: true`).join('\n')}\n`,
+    );
+  }
 
   await writeFile(join(tempDir, '.env'), renderEnv(generateSecrets()), { mode: 0o600 });
   await writeFile(join(tempDir, '.env.example'), renderEnvExample());
@@ -249,17 +287,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   const backupDir = join(parent, `.${basename(dir)}.replaced-${suffix}`);
   let gitCommitted = false;
   try {
-    await writeProject(tempDir, join(templatesDir, template), name, kitSpec);
+    await writeProject(tempDir, join(templatesDir, template), name, kitSpec, packageManager);
     log(`Wrote the ${template} template`);
-    if (options.git ?? true) {
-      if (gitAvailable()) {
-        gitCommitted = gitCommit(tempDir);
-        if (!gitCommitted) {
-          await rm(join(tempDir, '.git'), { recursive: true, force: true });
-          log('git commit failed; skipped git (run git init yourself)');
-        } else log('Created a git repository with a first commit');
-      } else log('git not found; skipped git init');
-    }
     await options.beforeCommit?.(tempDir);
     if (empty !== null) await rename(dir, backupDir);
     try {
@@ -290,6 +319,16 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
       shell: process.platform === 'win32',
     });
     installed = r.status === 0;
+  }
+  // After the install, so the first commit holds the lockfile it wrote.
+  if (options.git ?? true) {
+    if (gitAvailable()) {
+      gitCommitted = gitCommit(dir);
+      if (!gitCommitted) {
+        await rm(join(dir, '.git'), { recursive: true, force: true });
+        log('git commit failed; skipped git (run git init yourself)');
+      } else log('Created a git repository with a first commit');
+    } else log('git not found; skipped git init');
   }
   return { dir, name, template, packageManager, gitCommitted, installed };
 }

@@ -51,15 +51,6 @@ export interface AuthenticatedStore {
   sessionToken(): Promise<{ token: string; expiresAt: Date }>;
 }
 
-declare global {
-  namespace Express {
-    interface Locals {
-      /** Set by `kit.authenticated()`; present on every route behind it. */
-      store: AuthenticatedStore;
-    }
-  }
-}
-
 export const SESSION_REQUIRED = 'SESSION_REQUIRED' as const;
 export const SCOPES_CHANGED = 'SCOPES_CHANGED' as const;
 

@@ -9,6 +9,7 @@ import { openAdapter } from '../storage/adapter.js';
 import { createStorage } from '../storage/index.js';
 import { createPendingPurgeRepository } from '../storage/purge-outbox.js';
 import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
+import { kitVersion } from './version.js';
 
 export interface CliIo {
   stdout: (line: string) => void;
@@ -32,6 +33,7 @@ Commands:
 Options:
   --database-url <url>  Database to use (default: $${DATABASE_URL_SETTING}, else ${DEFAULT_DATABASE_URL})
   -h, --help            Show this help
+  -v, --version         Print the version of store-app-kit
 
 Rotating keys: put the new key first, keep the old ones after it, deploy, run
 \`store-app rotate-keys\`, then remove the old keys.`;
@@ -47,9 +49,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr('Run `store-app --help` for usage.');
     return 2;
   }
-  const { command, databaseUrl, help } = parsed;
+  const { command, databaseUrl, help, version } = parsed;
   if (help || command === 'help') {
     io.stdout(USAGE);
+    return 0;
+  }
+  if (version) {
+    io.stdout(kitVersion());
     return 0;
   }
   // Same rule as the kit: an unset or blank DATABASE_URL means the default file.
@@ -94,6 +100,7 @@ function parse(argv: readonly string[]) {
     options: {
       'database-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
   if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
@@ -101,11 +108,12 @@ function parse(argv: readonly string[]) {
     command: positionals[0],
     databaseUrl: values['database-url'],
     help: values.help === true,
+    version: values.version === true,
   };
 }
 
 async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
   try {
     await adapter.migrate();
   } finally {
@@ -116,7 +124,7 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
 
 /** Pending purges of the outbox, one line each (no keys needed: no token is read). */
 async function listPurges(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
   try {
     const pending = await createPendingPurgeRepository(adapter).list();
     if (pending.length === 0) {

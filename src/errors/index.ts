@@ -66,3 +66,26 @@ export class StorageError extends StoreAppError<typeof STORAGE_UNAVAILABLE> {
     super(STORAGE_UNAVAILABLE, message, { status: 503, ...context });
   }
 }
+
+export const DRIVER_MISSING = 'DRIVER_MISSING' as const;
+
+/**
+ * The database driver for the configured dialect is not installed. Drivers are
+ * optional peer dependencies: an app installs the one it uses.
+ */
+export class DriverMissingError extends StoreAppError<typeof DRIVER_MISSING> {
+  /** `sqlite` or `postgres`. */
+  readonly dialect: string;
+  /** The npm package to install, e.g. `pg`. */
+  readonly packageName: string;
+  constructor(dialect: string, packageName: string, setting: string, context: ErrorContext = {}) {
+    super(
+      DRIVER_MISSING,
+      `${setting} selects ${dialect === 'postgres' ? 'Postgres' : 'SQLite'}, whose driver \`${packageName}\` is not installed; ` +
+        `run \`npm install ${packageName}\` (or your package manager's equivalent) in the app`,
+      context,
+    );
+    this.dialect = dialect;
+    this.packageName = packageName;
+  }
+}

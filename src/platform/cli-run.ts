@@ -3,6 +3,7 @@
  * Prints its URLs and the credentials of any app registered with --app.
  */
 import { readFileSync } from 'node:fs';
+import { kitVersion } from '../cli/version.js';
 import { PlatformError } from './errors.js';
 import type { FaultOptions } from './faults/index.js';
 import {
@@ -33,6 +34,7 @@ Options:
   --faults <file>    Inject faults from a JSON file of startPlatform's \`faults\`
                      option, e.g. {"api": {"errorRate": 0.1, "latencyMs": 200}}
   -h, --help         Show this help
+  -v, --version      Print the version of store-app-kit
 `;
 
 interface CliArgs {
@@ -48,7 +50,7 @@ interface CliArgs {
 
 class UsageError extends Error {}
 
-function parse(argv: string[]): CliArgs | 'help' {
+function parse(argv: string[]): CliArgs | 'help' | 'version' {
   const out: CliArgs = {
     port: 4400,
     host: '127.0.0.1',
@@ -76,6 +78,9 @@ function parse(argv: string[]): CliArgs | 'help' {
       case '-h':
       case '--help':
         return 'help';
+      case '-v':
+      case '--version':
+        return 'version';
       case '--port': {
         const n = Number(value());
         if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -152,7 +157,7 @@ export interface CliIo {
 
 /** The CLI without process globals, so tests run it in-process. Resolves to the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  let args: CliArgs | 'help';
+  let args: CliArgs | 'help' | 'version';
   try {
     args = parse(argv);
   } catch (err) {
@@ -164,6 +169,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (args === 'help') {
     io.stdout(HELP);
+    return 0;
+  }
+  if (args === 'version') {
+    io.stdout(`${kitVersion()}\n`);
     return 0;
   }
   let platform: Platform;
@@ -184,6 +193,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (err instanceof UsageError || err instanceof PlatformError) {
       io.stderr(`store-platform: ${err.message}\n`);
       return 2;
+    }
+    const code = (err as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      // One line an operator can act on, not Node's raw listen error.
+      const why = code === 'EADDRINUSE' ? 'is already in use' : 'needs privileges this user lacks';
+      io.stderr(
+        `store-platform: port ${args.port} on ${args.host} ${why}; pick another with --port <n> (--port 0 for any free port)\n`,
+      );
+      return 1;
     }
     throw err;
   }

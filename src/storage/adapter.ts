@@ -9,14 +9,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
-import { type BetterSQLite3Database, drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
-import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import pg from 'pg';
+import type Database from 'better-sqlite3';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type pg from 'pg';
 import type { Logger } from 'pino';
-import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
+import { ConfigError, DriverMissingError, StorageError, StoreAppError } from '../errors/index.js';
 import * as pgSchema from './schema/postgres.js';
 import * as sqliteSchema from './schema/sqlite.js';
 import type { AnyDrizzle, Dialect } from './types.js';
@@ -185,20 +182,82 @@ async function inTxContext<T, R>(
   }
 }
 
-export function openAdapter(target: DatabaseTarget, options: AdapterOptions): DialectAdapter {
-  return target.dialect === 'sqlite'
-    ? openSqlite(target.filename, options)
-    : openPostgres(target.url, options);
+/** The npm package each dialect's driver comes from (optional peer dependencies). */
+export const DRIVER_PACKAGES = { sqlite: 'better-sqlite3', postgres: 'pg' } as const;
+
+/**
+ * Imports a driver module, turning "the driver package is not installed" into
+ * a DriverMissingError naming the package. Other failures (a native module
+ * built for another Node version, a broken install) keep their own message.
+ */
+async function importDriver<T>(dialect: Dialect, load: () => Promise<T>): Promise<T> {
+  const pkg = DRIVER_PACKAGES[dialect];
+  try {
+    return await load();
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    const missing =
+      (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') &&
+      typeof e.message === 'string' &&
+      (e.message.includes(`'${pkg}'`) || e.message.includes(`"${pkg}"`));
+    if (missing) throw new DriverMissingError(dialect, pkg, DATABASE_URL_SETTING, { cause: err });
+    throw err;
+  }
 }
+
+/** better-sqlite3 and its Drizzle glue, loaded only when the app uses SQLite. */
+async function loadSqliteDriver() {
+  return importDriver('sqlite', async () => {
+    const [driver, orm, migrator] = await Promise.all([
+      import('better-sqlite3'),
+      import('drizzle-orm/better-sqlite3'),
+      import('drizzle-orm/better-sqlite3/migrator'),
+    ]);
+    return { Database: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate };
+  });
+}
+
+/** pg and its Drizzle glue, loaded only when the app uses Postgres. */
+async function loadPostgresDriver() {
+  return importDriver('postgres', async () => {
+    const [driver, orm, migrator] = await Promise.all([
+      import('pg'),
+      import('drizzle-orm/node-postgres'),
+      import('drizzle-orm/node-postgres/migrator'),
+    ]);
+    return { pg: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate };
+  });
+}
+
+/**
+ * Opens the database of `target`. Only the configured dialect's driver is
+ * imported, so a SQLite app never loads `pg` and a Postgres app needs no
+ * native SQLite build; a driver that is not installed fails here, at start.
+ */
+export async function openAdapter(
+  target: DatabaseTarget,
+  options: AdapterOptions,
+): Promise<DialectAdapter> {
+  return target.dialect === 'sqlite'
+    ? openSqlite(await loadSqliteDriver(), target.filename, options)
+    : openPostgres(await loadPostgresDriver(), target.url, options);
+}
+
+type SqliteDriver = Awaited<ReturnType<typeof loadSqliteDriver>>;
+type PostgresDriver = Awaited<ReturnType<typeof loadPostgresDriver>>;
 
 /** How long a SQLite statement waits for another process's write lock before SQLITE_BUSY. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
 
-function openSqliteFile(filename: string, busyTimeoutMs: number): Database.Database {
+function openSqliteFile(
+  Driver: SqliteDriver['Database'],
+  filename: string,
+  busyTimeoutMs: number,
+): Database.Database {
   let sqlite: Database.Database | undefined;
   try {
     if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
-    sqlite = new Database(filename);
+    sqlite = new Driver(filename);
     // busy_timeout first: switching to WAL needs the lock another process may hold.
     // synchronous stays FULL: a refreshed (rotated) token must survive a power cut.
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -220,12 +279,17 @@ function openSqliteFile(filename: string, busyTimeoutMs: number): Database.Datab
   return sqlite;
 }
 
-function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
+function openSqlite(
+  driver: SqliteDriver,
+  filename: string,
+  options: AdapterOptions,
+): DialectAdapter {
   const sqlite = openSqliteFile(
+    driver.Database,
     filename,
     options.sqliteBusyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
   );
-  const db = drizzleSqlite(sqlite);
+  const db = driver.drizzle(sqlite);
   const lock = acquireFileLock(filename);
   const { withLock } = lock;
   const current = new AsyncLocalStorage<TxContext<Db>>();
@@ -330,7 +394,7 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
     async migrate() {
       await withLock(async () => {
         try {
-          migrateSqlite(db, {
+          driver.migrate(db, {
             migrationsFolder: join(MIGRATIONS_ROOT, 'sqlite'),
             migrationsTable: MIGRATIONS_TABLE,
           });
@@ -349,8 +413,12 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
   };
 }
 
-function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
-  const pool = new pg.Pool({
+function openPostgres(
+  driver: PostgresDriver,
+  url: string,
+  options: AdapterOptions,
+): DialectAdapter {
+  const pool = new driver.pg.Pool({
     connectionString: url,
     max: options.pool?.max ?? 10,
     connectionTimeoutMillis: 5000,
@@ -370,7 +438,7 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
   pool.on('connect', (client) => {
     client.on('error', onClientError);
   });
-  const db = drizzlePg(pool);
+  const db = driver.drizzle(pool);
   const current = new AsyncLocalStorage<TxContext<Db>>();
 
   async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
@@ -439,7 +507,7 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
         // One migrator at a time across processes starting together.
         await client.query('SELECT pg_advisory_lock(hashtext($1))', [MIGRATIONS_TABLE]);
         try {
-          await migratePg(drizzlePg(client), {
+          await driver.migrate(driver.drizzle(client), {
             migrationsFolder: join(MIGRATIONS_ROOT, 'postgres'),
             migrationsTable: MIGRATIONS_TABLE,
             migrationsSchema: 'public',

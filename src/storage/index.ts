@@ -89,7 +89,7 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
     );
   }
   const cipher = createTokenCipher(keys);
-  const adapter = openAdapter(target, {
+  const adapter = await openAdapter(target, {
     pool: { max: maxPool },
     sqliteBusyTimeoutMs: busyTimeoutMs,
     logger: options.logger,

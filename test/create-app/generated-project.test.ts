@@ -5,34 +5,32 @@
  * test suite against the local platform. Slow by nature (an npm install); it
  * never skips, in CI or out.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { run } from '../helpers/run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 let work: string;
 
-function sh(cmd: string, args: string[], cwd: string, timeout = 240_000) {
-  const r = spawnSync(cmd, args, {
-    cwd,
-    encoding: 'utf8',
-    timeout,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // The generated app must not inherit this repository's test settings.
-    env: { ...process.env, NODE_ENV: '', VITEST: '', VITEST_POOL_ID: '', VITEST_WORKER_ID: '' },
-  });
-  return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
-}
+// The generated app must not inherit this repository's test settings.
+const childEnv = {
+  ...process.env,
+  NODE_ENV: '',
+  VITEST: '',
+  VITEST_POOL_ID: '',
+  VITEST_WORKER_ID: '',
+};
+const sh = (cmd: string, args: string[], cwd: string) => run(cmd, args, { cwd, env: childEnv });
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'generated-project-'));
   if (!existsSync(join(root, 'dist', 'index.js')))
-    sh(process.execPath, [tsc, '-p', 'tsconfig.build.json'], root);
-  const built = sh(process.execPath, [tsc, '-p', 'create-app/tsconfig.json'], root);
+    await sh(process.execPath, [tsc, '-p', 'tsconfig.build.json'], root);
+  const built = await sh(process.execPath, [tsc, '-p', 'create-app/tsconfig.json'], root);
   expect(built.status, built.out).toBe(0);
 });
 
@@ -42,13 +40,19 @@ afterAll(() => {
 
 it('scaffolds against the packed kit, installs, and passes its own tests', {
   timeout: 300_000,
-}, () => {
-  const pack = sh('npm', ['pack', '--silent', '--pack-destination', work], root);
+}, async () => {
+  // --ignore-scripts: `npm test` built dist/ already; prepack's rebuild would rewrite files
+  // other test files are importing right now.
+  const pack = await sh(
+    'npm',
+    ['pack', '--silent', '--ignore-scripts', '--pack-destination', work],
+    root,
+  );
   expect(pack.status, pack.out).toBe(0);
   const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
   expect(tgz, pack.out).toBeTruthy();
 
-  const created = sh(
+  const created = await sh(
     process.execPath,
     [
       join(root, 'create-app', 'dist', 'index.js'),
@@ -69,7 +73,7 @@ it('scaffolds against the packed kit, installs, and passes its own tests', {
   // better-sqlite3 has no reachable prebuilt binary here, and compiling it takes minutes on
   // a small CI machine: install without scripts, then reuse the binary this repository's own
   // install built (same package version, Node and platform), or rebuild when they differ.
-  const install = sh(
+  const install = await sh(
     'npm',
     ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
     app,
@@ -82,11 +86,11 @@ it('scaffolds against the packed kit, installs, and passes its own tests', {
   if (existsSync(join(ours, 'build', 'Release')) && version(ours) === version(theirs)) {
     cpSync(join(ours, 'build', 'Release'), join(theirs, 'build', 'Release'), { recursive: true });
   } else {
-    const rebuild = sh('npm', ['rebuild', 'better-sqlite3'], app);
+    const rebuild = await sh('npm', ['rebuild', 'better-sqlite3'], app);
     expect(rebuild.status, rebuild.out).toBe(0);
   }
-  const typecheck = sh('npm', ['run', 'typecheck'], app);
+  const typecheck = await sh('npm', ['run', 'typecheck'], app);
   expect(typecheck.status, typecheck.out).toBe(0);
-  const test = sh('npm', ['test'], app);
+  const test = await sh('npm', ['test'], app);
   expect(test.status, test.out).toBe(0);
 });

@@ -123,6 +123,46 @@ describe('scaffold', () => {
     expect(files).not.toContain('.env');
   });
 
+  it('commits after the install, so the first commit holds the lockfile', async () => {
+    // A stand-in npm that writes a lockfile the way `npm install` does.
+    const bin = mkdtempSync(join(tmpdir(), 'pm-bin-'));
+    writeFileSync(
+      join(bin, 'npm'),
+      '#!/bin/sh\necho \'{"lockfileVersion":3}\' > package-lock.json\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const r = await scaffold({
+      targetDir: 'locked',
+      cwd: work,
+      git: true,
+      install: true,
+      env: { ...process.env, PATH: `${bin}:${process.env['PATH']}` },
+    });
+    expect(r.installed).toBe(true);
+    expect(r.gitCommitted).toBe(true);
+    const dir = join(work, 'locked');
+    const files = spawnSync('git', ['ls-files'], { cwd: dir, encoding: 'utf8' }).stdout.split('\n');
+    expect(files).toContain('package-lock.json');
+    expect(spawnSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' }).stdout).toBe(
+      '',
+    );
+  });
+
+  it('allows better-sqlite3 to build under pnpm (allowBuilds), yarn and bun', async () => {
+    await scaffold({ targetDir: 'p', cwd: work, git: false, packageManager: 'pnpm' });
+    expect(readFileSync(join(work, 'p', 'pnpm-workspace.yaml'), 'utf8')).toMatch(
+      /^allowBuilds:\n(?:.*\n)* {2}better-sqlite3: true$/m,
+    );
+    await scaffold({ targetDir: 'y', cwd: work, git: false, packageManager: 'yarn' });
+    const y = JSON.parse(readFileSync(join(work, 'y', 'package.json'), 'utf8'));
+    expect(y.dependenciesMeta['better-sqlite3']).toEqual({ built: true });
+    await scaffold({ targetDir: 'n', cwd: work, git: false, packageManager: 'npm' });
+    expect(existsSync(join(work, 'n', 'pnpm-workspace.yaml'))).toBe(false);
+    expect(existsSync(join(work, 'n', 'README.md'))).toBe(true);
+  });
+
   it('refuses invalid package names and writes nothing', async () => {
     for (const name of ['My App', '.hidden', 'node_modules', 'a'.repeat(215), 'UPPER']) {
       await expectCode(scaffold({ targetDir: 'x', name, cwd: work, git: false }), INVALID_NAME);
@@ -266,11 +306,13 @@ describe('create-store-app CLI without a terminal', () => {
 describe('create-store-app CLI in a terminal', () => {
   const CANCEL = Symbol('cancel');
 
-  /** Scripted answers in prompt order; records every question asked. */
+  /** Scripted answers in prompt order; records every question asked and the choices offered. */
   function scripted(answers: unknown[]) {
     const asked: string[] = [];
-    const next = async (o: { message: string }) => {
+    const offered: Record<string, unknown[]> = {};
+    const next = async (o: { message: string; options?: Array<{ value: unknown }> }) => {
       asked.push(o.message);
+      if (o.options) offered[o.message] = o.options.map((x) => x.value);
       return answers.shift() as never;
     };
     const prompts: Prompts = {
@@ -281,10 +323,23 @@ describe('create-store-app CLI in a terminal', () => {
       select: next as Prompts['select'],
       confirm: next as Prompts['confirm'],
     };
-    return { prompts, asked };
+    return { prompts, asked, offered };
   }
 
-  async function tty(args: string[], prompts: Prompts) {
+  /** A PATH holding only stand-ins for the given package managers (each answers --version). */
+  function pathWith(...pms: string[]): string {
+    const bin = mkdtempSync(join(tmpdir(), 'pm-bin-'));
+    for (const pm of pms) {
+      writeFileSync(join(bin, pm), '#!/bin/sh\necho 1.0.0\n', { mode: 0o755 });
+    }
+    return bin;
+  }
+
+  async function tty(
+    args: string[],
+    prompts: Prompts,
+    env: NodeJS.ProcessEnv = { PATH: pathWith('npm', 'pnpm') },
+  ) {
     let err = '';
     const code = await main(args, {
       stdout: () => {},
@@ -292,7 +347,7 @@ describe('create-store-app CLI in a terminal', () => {
         err += t;
       },
       isTTY: true,
-      env: {},
+      env,
       cwd: work,
       prompts,
     });
@@ -311,6 +366,25 @@ describe('create-store-app CLI in a terminal', () => {
     ]);
     expect(existsSync(join(work, 'asked-app', 'package.json'))).toBe(true);
     expect(existsSync(join(work, 'asked-app', '.git'))).toBe(false);
+  });
+
+  it('offers only the package managers installed on this machine', async () => {
+    const { prompts, offered } = scripted(['only-installed', 'bun', false, false]);
+    const r = await tty([], prompts, { PATH: pathWith('npm', 'bun') });
+    expect(r.code, r.err).toBe(0);
+    expect(offered['Package manager']).toEqual(['npm', 'bun']);
+    expect(
+      JSON.parse(readFileSync(join(work, 'only-installed', 'package.json'), 'utf8'))
+        .trustedDependencies,
+    ).toContain('better-sqlite3');
+  });
+
+  it('refuses to install with a package manager that is not installed', async () => {
+    const { prompts } = scripted([]);
+    const r = await tty(['no-pnpm', '--pm', 'pnpm', '--yes'], prompts, { PATH: pathWith('npm') });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('pnpm is not installed');
+    expect(existsSync(join(work, 'no-pnpm'))).toBe(false);
   });
 
   it('asks only what the flags leave open', async () => {

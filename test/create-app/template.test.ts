@@ -3,49 +3,46 @@
  * (as `npm run demo` does) and type-checked with its own tsconfig, tests
  * included.
  */
-import { spawnSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { createTempDatabase } from '../helpers/postgres.js';
+import { run } from '../helpers/run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-it('templates/express type-checks against the kit', { timeout: 120_000 }, () => {
-  const prep = spawnSync(
+it('templates/express type-checks against the kit', { timeout: 120_000 }, async () => {
+  const prep = await run(
     process.execPath,
     [join(root, 'create-app/scripts/demo.js'), '--prepare-only'],
     {
       cwd: root,
-      encoding: 'utf8',
     },
   );
   expect(prep.status, `${prep.stdout}\n${prep.stderr}`).toBe(0);
-  const tsc = spawnSync(
+  const tsc = await run(
     process.execPath,
     [
       join(root, 'node_modules/typescript/bin/tsc'),
       '-p',
       join(root, 'templates/express/tsconfig.json'),
     ],
-    { cwd: root, encoding: 'utf8' },
+    { cwd: root },
   );
   expect(tsc.status, tsc.stdout).toBe(0);
 });
 
 /** The template's own suite (install, routes, uninstall purge) on both dialects. */
 function runTemplateTests(env: NodeJS.ProcessEnv) {
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run'], {
+  return run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run'], {
     cwd: join(root, 'templates/express'),
-    encoding: 'utf8',
     timeout: 120_000,
     env: { ...process.env, VITEST: '', VITEST_POOL_ID: '', VITEST_WORKER_ID: '', ...env },
   });
-  return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
 
-it('templates/express passes its tests on SQLite', { timeout: 120_000 }, () => {
-  const r = runTemplateTests({});
+it('templates/express passes its tests on SQLite', { timeout: 120_000 }, async () => {
+  const r = await runTemplateTests({});
   expect(r.status, r.out).toBe(0);
 });
 
@@ -54,7 +51,7 @@ it('templates/express passes its tests on Postgres (one DATABASE_URL change)', {
 }, async () => {
   const db = await createTempDatabase();
   try {
-    const r = runTemplateTests({ TEST_DATABASE_URL: db.url });
+    const r = await runTemplateTests({ TEST_DATABASE_URL: db.url });
     expect(r.status, r.out).toBe(0);
   } finally {
     await db.drop();

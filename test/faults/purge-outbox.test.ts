@@ -4,6 +4,8 @@
  * (log event, kit.pendingPurges()), retried with backoff until done, and
  * resumed when the app starts again after a kill -9.
  */
+// kit.db is typed once narrowed by dialect; this file's harness runs on SQLite.
+
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import request from 'supertest';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { generateKey } from '../../src/crypto/index.js';
+import type { SqliteDatabase } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { createStorage } from '../../src/storage/index.js';
 import { createCrashEnv } from '../crash/suite.js';
@@ -66,7 +69,7 @@ describe('purge outbox', () => {
         },
       },
     });
-    await h.kit.db.run(
+    await (h.kit.db as SqliteDatabase).run(
       sql`CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)`,
     );
     const browser = new Browser();
@@ -74,7 +77,9 @@ describe('purge outbox', () => {
     expect(
       (await browser.get(platform.approveInstall({ authorizeUrl, storeId: h.storeId }))).status,
     ).toBe(302);
-    await h.kit.db.insert(notes).values({ storeId: h.storeId, body: 'merchant data' });
+    await (h.kit.db as SqliteDatabase)
+      .insert(notes)
+      .values({ storeId: h.storeId, body: 'merchant data' });
 
     const { deliveryId } = platform.uninstall({ storeId: h.storeId, clientId: h.clientId });
     await platform.waitForDeliveries({ clientId: h.clientId, count: 1, attempts: 1 });
@@ -83,7 +88,9 @@ describe('purge outbox', () => {
     const pending = await h.kit.pendingPurges();
     expect(pending).toMatchObject([{ eventId: deliveryId, storeId: h.storeId, attempts: 1 }]);
     expect(pending[0]!.lastError).toBe('Error');
-    expect(await h.kit.db.select().from(notes).where(eq(notes.storeId, h.storeId))).toHaveLength(1);
+    expect(
+      await (h.kit.db as SqliteDatabase).select().from(notes).where(eq(notes.storeId, h.storeId)),
+    ).toHaveLength(1);
     // The operator sees it too: `store-app purges`.
     const out: string[] = [];
     const code = await runCli(['purges', '--database-url', join(dir, 'hook.db')], {
@@ -110,7 +117,9 @@ describe('purge outbox', () => {
       },
       { timeout: 15_000, interval: 200 },
     );
-    expect(await h.kit.db.select().from(notes).where(eq(notes.storeId, h.storeId))).toEqual([]);
+    expect(
+      await (h.kit.db as SqliteDatabase).select().from(notes).where(eq(notes.storeId, h.storeId)),
+    ).toEqual([]);
     expect(await h.kit.installations.get(h.storeId)).toBeNull();
     expect(calls).toBe(2);
     expect(logged('purge.completed')).toBe(true);

@@ -7,6 +7,8 @@
  *   re-authorisation (storage field + log event), API calls throw a typed
  *   error, authenticated routes send the merchant through the install.
  */
+// kit.db is typed once narrowed by dialect; this file's harness runs on SQLite.
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReauthorizationRequiredError, TokenRevokedError } from '../../src/client/errors.js';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
+import type { SqliteDatabase } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 
@@ -35,7 +38,7 @@ async function harnessOn(platform: Platform, name: string): Promise<Harness> {
     platform,
     kit: { storeScopedTables: [notes], embedded: { enabled: false } },
   });
-  await h.kit.db.run(
+  await (h.kit.db as SqliteDatabase).run(
     sql`CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)`,
   );
   return h;
@@ -47,7 +50,9 @@ async function merchantInstalls(h: Harness): Promise<string> {
   const authorizeUrl = await begin(h, browser);
   const callbackUrl = h.platform.approveInstall({ authorizeUrl, storeId: h.storeId });
   expect((await browser.get(callbackUrl)).status).toBe(302);
-  await h.kit.db.insert(notes).values({ storeId: h.storeId, body: 'merchant data' });
+  await (h.kit.db as SqliteDatabase)
+    .insert(notes)
+    .values({ storeId: h.storeId, body: 'merchant data' });
   return callbackUrl;
 }
 
@@ -61,7 +66,8 @@ async function attackerReplays(h: Harness, callbackUrl: string): Promise<Respons
 }
 
 const noteCount = async (h: Harness) =>
-  (await h.kit.db.select().from(notes).where(eq(notes.storeId, h.storeId))).length;
+  (await (h.kit.db as SqliteDatabase).select().from(notes).where(eq(notes.storeId, h.storeId)))
+    .length;
 
 describe.each([
   ['the document (invalid_grant, tokens unchanged)', false],

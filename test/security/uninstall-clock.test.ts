@@ -7,6 +7,8 @@
  * or late uninstall of the previous installation, and an uninstall after the
  * reinstall purges.
  */
+// kit.db is typed once narrowed by dialect; this file's harness runs on SQLite.
+
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { SqliteDatabase } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { webhookHeaders } from '../../src/platform/webhooks/sign.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
@@ -34,11 +37,14 @@ async function install(h: Harness): Promise<void> {
     h.platform.approveInstall({ authorizeUrl, storeId: h.storeId }),
   );
   expect(callback.status).toBe(302);
-  await h.kit.db.insert(notes).values({ storeId: h.storeId, body: 'merchant data' });
+  await (h.kit.db as SqliteDatabase)
+    .insert(notes)
+    .values({ storeId: h.storeId, body: 'merchant data' });
 }
 
 const noteCount = async (h: Harness) =>
-  (await h.kit.db.select().from(notes).where(eq(notes.storeId, h.storeId))).length;
+  (await (h.kit.db as SqliteDatabase).select().from(notes).where(eq(notes.storeId, h.storeId)))
+    .length;
 
 /** Posts the platform's uninstall payload again, signed, under `id` (same id = redelivery). */
 async function deliver(h: Harness, payload: unknown, id: string): Promise<number> {
@@ -76,7 +82,7 @@ describe.each([
       platform,
       kit: { storeScopedTables: [notes], embedded: { enabled: false } },
     });
-    await h.kit.db.run(
+    await (h.kit.db as SqliteDatabase).run(
       sql`CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)`,
     );
     platform.advanceClock(skewSeconds);

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// `npm run check:package`: the kit as a user gets it from the registry.
+// Packs the kit (prepack builds it), lints the tarball with publint and
+// @arethetypeswrong/cli, then type-checks the README's and docs' examples in a
+// consumer project (strict, module NodeNext, skipLibCheck false) that
+// installs the tarball without the database drivers or their @types.
+// Flags: --tarball <file> reuses a packed kit.
+import { spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+
+function run(cmd, args, cwd, what) {
+  console.log(`check:package: ${what}`);
+  const r = spawnSync(cmd, args, { cwd, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`check:package: ${what} failed`);
+    process.exit(1);
+  }
+}
+
+const work = mkdtempSync(join(tmpdir(), 'store-app-kit-package-'));
+try {
+  let tarball;
+  const given = process.argv.indexOf('--tarball');
+  if (given > 0) tarball = resolve(process.argv[given + 1]);
+  else {
+    run('npm', ['pack', '--silent', '--pack-destination', work], root, 'npm pack');
+    tarball = join(
+      work,
+      readdirSync(work).find((f) => f.endsWith('.tgz')),
+    );
+  }
+  run(bin('publint'), ['--strict', tarball], root, 'publint');
+  const creatorDir = join(work, 'create-app');
+  mkdirSync(creatorDir);
+  run(
+    'npm',
+    ['pack', '--silent', '--pack-destination', creatorDir],
+    join(root, 'create-app'),
+    'npm pack (create-store-app)',
+  );
+  const creator = join(
+    creatorDir,
+    readdirSync(creatorDir).find((f) => f.endsWith('.tgz')),
+  );
+  run(bin('publint'), ['--strict', creator], root, 'publint (create-store-app)');
+  // ESM only: Node >= 20.19 can require() it, which attw's node16-from-CJS row does not model.
+  run(bin('attw'), [tarball, '--profile', 'esm-only'], root, 'attw');
+
+  const consumer = join(work, 'consumer');
+  mkdirSync(join(consumer, 'src'), { recursive: true });
+  const kitPkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  writeFileSync(
+    join(consumer, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'consumer',
+        private: true,
+        type: 'module',
+        dependencies: {
+          'store-app-kit': `file:${tarball}`,
+          express: kitPkg.devDependencies.express,
+          'drizzle-orm': kitPkg.peerDependencies['drizzle-orm'],
+        },
+        devDependencies: {
+          '@types/express': kitPkg.devDependencies['@types/express'],
+          '@types/node': kitPkg.devDependencies['@types/node'],
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  copyFileSync(join(root, 'test', 'consumer', 'tsconfig.json'), join(consumer, 'tsconfig.json'));
+  copyFileSync(join(root, 'test', 'consumer', 'typed.ts'), join(consumer, 'src', 'typed.ts'));
+  mkdirSync(join(consumer, 'src', 'db'));
+  copyFileSync(
+    join(root, 'test', 'consumer', 'db', 'schema.ts'),
+    join(consumer, 'src', 'db', 'schema.ts'),
+  );
+  const examples = extractExamples();
+  const platformFiles = [];
+  for (const [i, ex] of examples.entries()) {
+    const name = `example-${i}.ts`;
+    writeFileSync(join(consumer, 'src', name), `// ${ex.from}\n${ex.code}\nexport {};\n`);
+    if (ex.code.includes("'store-app-kit/platform'")) platformFiles.push(name);
+  }
+  console.log(`check:package: ${examples.length} examples from README.md and docs/`);
+  run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
+    consumer,
+    'consumer install (no database driver, no driver @types)',
+  );
+  // Pass 1: everything but the local platform, with neither driver's types installed.
+  typeCheck(consumer, { exclude: platformFiles.map((f) => `src/${f}`) }, 'main entry');
+  // Pass 2: the platform runs on SQLite, so its users install better-sqlite3 (and its types).
+  run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
+      '-D',
+      '@types/better-sqlite3',
+    ],
+    consumer,
+    'consumer install @types/better-sqlite3',
+  );
+  typeCheck(consumer, {}, 'with store-app-kit/platform');
+  console.log('check:package: ok');
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * tsc over the consumer with skipLibCheck false. Fails on any error in the
+ * examples or in the kit's own .d.ts; errors inside other packages'
+ * declarations (drizzle-orm's do not all compile under skipLibCheck false)
+ * are counted, not fatal: they are not ours to fix.
+ */
+function typeCheck(consumer, extra, what) {
+  const config = JSON.parse(readFileSync(join(consumer, 'tsconfig.json'), 'utf8'));
+  writeFileSync(join(consumer, 'tsconfig.check.json'), JSON.stringify({ ...config, ...extra }));
+  console.log(`check:package: type check, ${what} (strict, NodeNext, skipLibCheck false)`);
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.check.json'],
+    { cwd: consumer, encoding: 'utf8' },
+  );
+  const errors = r.stdout.split('\n').filter((l) => /\(\d+,\d+\): error TS/.test(l));
+  const ours = errors.filter(
+    (l) => !l.startsWith('node_modules/') || l.startsWith('node_modules/store-app-kit/'),
+  );
+  const others = new Set(errors.filter((l) => !ours.includes(l)).map((l) => l.split('/')[1]));
+  if (others.size > 0)
+    console.log(
+      `check:package: ignored ${errors.length - ours.length} errors inside ${[...others].join(', ')}`,
+    );
+  if (ours.length > 0 || (r.status !== 0 && errors.length === 0)) {
+    console.error(ours.join('\n') || r.stdout || r.stderr);
+    console.error(`check:package: type check (${what}) failed`);
+    process.exit(1);
+  }
+}
+
+/**
+ * Every ```ts block that imports something is a complete example and must
+ * compile. Free names an example leaves to the reader (`storeId`, `rawBody`)
+ * are declared from an HTML comment just before the block:
+ * <!-- check: declare const storeId: string; -->. `…` stands for elided code.
+ */
+function extractExamples() {
+  const files = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  const out = [];
+  for (const file of files) {
+    const lines = readFileSync(join(root, file), 'utf8').split('\n');
+    let block = null;
+    let prelude = '';
+    for (const [n, line] of lines.entries()) {
+      const check = /^<!-- check: (.*) -->$/.exec(line);
+      if (check) prelude = check[1];
+      else if (block === null && line === '```ts') block = { start: n + 1, body: [] };
+      else if (block !== null && line === '```') {
+        const code = block.body.join('\n');
+        if (/^import /m.test(code)) {
+          const body = code.replace(/\{ … \}/g, '{}').replace(/\/\/ …/g, '');
+          out.push({ from: `${file}:${block.start}`, code: `${prelude}\n${body}` });
+        }
+        block = null;
+        prelude = '';
+      } else if (block !== null) block.body.push(line);
+    }
+  }
+  return out;
+}

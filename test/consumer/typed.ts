@@ -1,0 +1,29 @@
+// Type assertions a consumer relies on, checked against the packed tarball
+// (copied into the fixture's src/ by scripts/check-package.js).
+import express from 'express';
+import { type StoreAppKit, storeApp } from 'store-app-kit';
+
+declare const kit: StoreAppKit;
+
+// kit.db is typed once the dialect is known.
+if (kit.dialect === 'sqlite') {
+  kit.db.run;
+  // @ts-expect-error: the SQLite handle has no Postgres-only `execute`
+  kit.db.execute;
+} else {
+  kit.db.execute;
+}
+
+const app = express();
+// res.locals.store is typed on handlers after kit.authenticated()...
+app.get('/typed', kit.authenticated(), (_req, res) => {
+  const id: string = res.locals.store.storeId;
+  res.json({ id });
+});
+// ...and not declared on routes without it (no global augmentation by default).
+app.get('/untyped', (_req, res) => {
+  const locals: Record<string, unknown> = res.locals;
+  res.json({ has: 'store' in locals });
+});
+
+export const started: Promise<StoreAppKit> = storeApp();

@@ -1,0 +1,107 @@
+/**
+ * What importing the kit costs an app: the main entry loads no database
+ * driver and nothing of the local platform; the configured dialect's driver is
+ * imported when the database opens, the other one never; a driver that is not
+ * installed fails at start naming the package. Each case is a fresh node
+ * process over the built dist/ (as the published package runs).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
+import { run } from '../helpers/run.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const hook = join(root, 'test', 'packaging', 'record-imports.mjs');
+const work = mkdtempSync(join(tmpdir(), 'import-graph-'));
+let pgDb: TempDatabase | undefined;
+afterAll(async () => {
+  rmSync(work, { recursive: true, force: true });
+  await pgDb?.drop();
+});
+let n = 0;
+
+/** Runs `script` (ESM) in a fresh node; returns its stdout and every URL it resolved. */
+async function runNode(script: string, env: Record<string, string> = {}) {
+  const record = join(work, `imports-${++n}.txt`);
+  const r = await run(
+    process.execPath,
+    ['--import', pathToFileURL(hook).href, '--input-type=module', '-e', script],
+    { cwd: root, env: { ...process.env, RECORD_IMPORTS: record, ...env }, timeout: 30_000 },
+  );
+  let urls: string[] = [];
+  try {
+    urls = readFileSync(record, 'utf8').split('\n').filter(Boolean);
+  } catch {}
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, urls };
+}
+
+const dist = pathToFileURL(join(root, 'dist')).href;
+const loaded = (urls: string[], pkg: string) =>
+  urls.some((u) => u.includes(`/node_modules/${pkg}/`));
+
+describe('main entry import graph', () => {
+  it('importing store-app-kit loads neither database driver nor the local platform', async () => {
+    const r = await runNode(`await import('store-app-kit'); console.log('ok');`);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.urls.some((u) => u.startsWith(`${dist}/index.js`))).toBe(true);
+    expect(loaded(r.urls, 'pg')).toBe(false);
+    expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
+    expect(r.urls.filter((u) => u.startsWith(`${dist}/platform/`))).toEqual([]);
+    expect(r.urls.some((u) => u.includes('drizzle-orm/node-postgres'))).toBe(false);
+  });
+
+  it('a SQLite database loads better-sqlite3 and never pg', async () => {
+    const file = join(work, 'app.db');
+    const r = await runNode(
+      `const { createStorage } = await import('${dist}/storage/index.js');
+       const { generateKey } = await import('${dist}/crypto/index.js');
+       const s = await createStorage({ databaseUrl: ${JSON.stringify(file)}, encryptionKeys: [generateKey()] });
+       await s.close(); console.log(s.dialect);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('sqlite');
+    expect(loaded(r.urls, 'better-sqlite3')).toBe(true);
+    expect(loaded(r.urls, 'pg')).toBe(false);
+  });
+
+  it('a Postgres database loads pg and never better-sqlite3', async () => {
+    pgDb = await createTempDatabase('import_graph');
+    const url = pgDb.url;
+    const r = await runNode(
+      `const { createStorage } = await import('${dist}/storage/index.js');
+       const { generateKey } = await import('${dist}/crypto/index.js');
+       const s = await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] });
+       await s.close(); console.log(s.dialect);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('postgres');
+    expect(loaded(r.urls, 'pg')).toBe(true);
+    expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
+  });
+});
+
+describe('missing driver', () => {
+  for (const [dialect, pkg, url] of [
+    ['postgres', 'pg', 'postgres://127.0.0.1:5432/none'],
+    ['sqlite', 'better-sqlite3', join(work, 'missing.db')],
+  ] as const) {
+    it(`a ${dialect} DATABASE_URL without ${pkg} installed fails at start naming the package`, async () => {
+      const r = await runNode(
+        `const { createStorage } = await import('${dist}/storage/index.js');
+         const { generateKey } = await import('${dist}/crypto/index.js');
+         try { await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] }); console.log('opened'); }
+         catch (e) { console.log(JSON.stringify({ code: e.code, pkg: e.packageName, message: e.message })); }`,
+        { HIDE_PACKAGES: pkg },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout.trim());
+      expect(out.code).toBe('DRIVER_MISSING');
+      expect(out.pkg).toBe(pkg);
+      expect(out.message).toContain(`npm install ${pkg}`);
+      expect(out.message).toContain('DATABASE_URL');
+    });
+  }
+});
