@@ -14,6 +14,7 @@ export {
   SESSION_TOKEN_INVALID,
   SessionTokenError,
 } from './authenticated/index.js';
+export type { AuthenticatedOptions } from './authenticated/options.js';
 export {
   AbortedError,
   ConflictError,
@@ -31,35 +32,31 @@ export {
   ValidationError,
 } from './client/errors.js';
 export type { CallOptions, Listable, ListFn, StoreApiClient } from './client/index.js';
-export type { ApiTier, RetryOptions } from './client/options.js';
+export type { ApiTier, ClientOptions, RetryOptions } from './client/options.js';
 export type { HttpMethod, QueryValue, RequestOptions } from './client/transport.js';
 export type * from './client/types.js';
-export type {
-  AuthenticatedOptions,
-  AuthRouteOptions,
-  ClientOptions,
-  EmbeddedOptions,
-  LoggerOptions,
-  OAuthOptions,
-  PurgeAppOptions,
-  RefreshOptions,
-  SecurityHeadersOptions,
-  SessionOptions,
-  StorageOptions,
-  StoreAppOptions,
-  WebhookOptions,
-} from './config/index.js';
-export { ConfigErrors } from './config/index.js';
+export type { StorageOptions, StoreAppOptions } from './config/index.js';
 // Errors
 export {
   CONFIG_INVALID,
   ConfigError,
+  ConfigErrors,
   STORAGE_UNAVAILABLE,
   StorageError,
   StoreAppError,
 } from './errors/index.js';
+export type {
+  EmbeddedOptions,
+  LoggerOptions,
+  SecurityHeadersOptions,
+  SessionOptions,
+} from './http/options.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
-export type { AfterInstallContext, InstallHookContext } from './install/options.js';
+export type {
+  AfterInstallContext,
+  AuthRouteOptions,
+  InstallHookContext,
+} from './install/options.js';
 export { type KitInstallations, type StoreAppKit, storeApp } from './kit.js';
 export {
   OAuthError,
@@ -67,9 +64,12 @@ export {
   TOKEN_ENDPOINT_UNAVAILABLE,
   TOKEN_RESPONSE_INVALID,
 } from './oauth/errors.js';
+export type { OAuthOptions } from './oauth/options.js';
 // Webhooks and purge
 export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
+export type { PurgeAppOptions } from './purge/options.js';
 export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
+export type { RefreshOptions } from './refresh/options.js';
 export type { Installation, PurgeCounts, PurgeResult } from './storage/types.js';
 export type {
   AppUninstalledPayload,
@@ -97,3 +97,4 @@ export {
   type WebhookVerificationCode,
   WebhookVerificationError,
 } from './webhooks/index.js';
+export type { WebhookOptions } from './webhooks/options.js';

@@ -6,22 +6,33 @@
  */
 import { type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
-import type { ResolvedConfig } from '../config/index.js';
 import { StoreAppError } from '../errors/index.js';
 import { storeLogger } from '../http/logger.js';
+import type { ResolvedHttpOptions } from '../http/options.js';
 import { frameAncestors } from '../http/security-headers.js';
 import { startStoreSession } from '../http/session.js';
 import { buildAuthorizeUrl } from '../oauth/authorize-url.js';
 import { INVALID_GRANT, OAuthError } from '../oauth/errors.js';
+import type { ResolvedOAuthOptions } from '../oauth/options.js';
 import { codeChallengeS256, createCodeVerifier } from '../oauth/pkce.js';
 import { createBrowserBinding, createState, hashBinding, safeEqual } from '../oauth/state.js';
 import { requestToken } from '../oauth/token-endpoint.js';
 import type { OAuthStateRecord, Storage } from '../storage/types.js';
 import { INSTALL_ERROR_CODES as E } from './errors.js';
+import type { ResolvedAuthRouteOptions } from './options.js';
 import { sendBreakout, sendPage } from './pages.js';
 
+/** The resolved settings the install routes read (a slice of the kit's configuration). */
+export interface InstallRoutesConfig {
+  appUrl: string;
+  oauth: ResolvedOAuthOptions;
+  auth: ResolvedAuthRouteOptions;
+  session: Pick<ResolvedHttpOptions['session'], 'secure'>;
+  embedded: ResolvedHttpOptions['embedded'];
+}
+
 export interface InstallRoutesDeps {
-  config: ResolvedConfig;
+  config: InstallRoutesConfig;
   storage: Storage;
   logger: Logger;
   /** The fetch used for the token exchange (tests). @default globalThis.fetch */
@@ -447,7 +458,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
 }
 
 /** Where the merchant lands after installing. */
-function homeUrl(config: ResolvedConfig, storeId: string, returnTo: string | null): string {
+function homeUrl(config: InstallRoutesConfig, storeId: string, returnTo: string | null): string {
   if (config.embedded.enabled) {
     return config.embedded.adminAppUrl
       .replaceAll('{client_id}', encodeURIComponent(config.oauth.clientId))
