@@ -12,8 +12,9 @@ import type { ResolvedHttpOptions } from '../http/options.js';
 import { frameAncestors } from '../http/security-headers.js';
 import { startStoreSession } from '../http/session.js';
 import { buildAuthorizeUrl } from '../oauth/authorize-url.js';
-import { INVALID_GRANT, OAuthError } from '../oauth/errors.js';
+import { INVALID_CLIENT, INVALID_GRANT, OAuthError } from '../oauth/errors.js';
 import type { ResolvedOAuthOptions } from '../oauth/options.js';
+import { OAUTH_ENV } from '../oauth/options.js';
 import { codeChallengeS256, createCodeVerifier } from '../oauth/pkce.js';
 import { createBrowserBinding, createState, hashBinding, safeEqual } from '../oauth/state.js';
 import { requestToken } from '../oauth/token-endpoint.js';
@@ -358,6 +359,23 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
           message:
             'The store platform refused the authorization twice. Please start the install again.',
           retryUrl: beginUrlFor(record.storeId ?? queryStore),
+        });
+        return;
+      }
+      if (err.code === INVALID_CLIENT) {
+        // Our own credentials were refused: no retry can help, the operator
+        // has to fix the configuration. The log names the settings; the
+        // merchant's page names none (and no page ever shows a secret).
+        l.error(
+          { oauthError: err.code, settings: [OAUTH_ENV.clientSecret, OAUTH_ENV.clientId] },
+          `install: the platform refused the app's client credentials (invalid_client); ${OAUTH_ENV.clientSecret} (or oauth.clientSecret) is wrong or belongs to another app: copy the client secret and id from the developer dashboard into ${OAUTH_ENV.clientSecret} and ${OAUTH_ENV.clientId}, then restart`,
+        );
+        sendPage(res, {
+          status: 500,
+          code: E.CLIENT_REJECTED,
+          title: 'App not set up correctly',
+          message:
+            "The store platform did not accept this app's credentials, so the install cannot finish. Nothing was saved. The app's developer has to correct its configuration; trying again will not help until then.",
         });
         return;
       }
