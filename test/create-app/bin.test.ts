@@ -27,8 +27,7 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-it('scaffolds without prompting when stdin is not a terminal, in under 3 s', () => {
-  const t0 = performance.now();
+it('scaffolds without prompting when stdin is not a terminal', () => {
   const r = spawnSync(process.execPath, [bin, 'piped-app', '--no-install'], {
     cwd: work,
     encoding: 'utf8',
@@ -37,9 +36,7 @@ it('scaffolds without prompting when stdin is not a terminal, in under 3 s', () 
     timeout: 10_000,
     env: { ...process.env, npm_config_user_agent: 'npm/10.8.2 node/v20' },
   });
-  const ms = performance.now() - t0;
   expect(r.status, r.stderr).toBe(0);
-  expect(ms).toBeLessThan(3000);
   expect(readFileSync(join(bin), 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
   expect(existsSync(join(work, 'piped-app', '.git'))).toBe(true);
   expect(r.stdout).toContain('npm run dev');

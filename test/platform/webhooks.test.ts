@@ -140,14 +140,15 @@ describe('uninstall and app.uninstalled', () => {
 
   it('records a timeout as an error, and uninstall never waits for the receiver', async () => {
     const { platform, inst } = await setup(['hang', 200], {
-      webhookTimeoutMs: 100,
+      webhookTimeoutMs: 1000,
       webhookRetrySchedule: [0.02],
     });
     const t0 = performance.now();
     platform.uninstall({ storeId: inst.storeId, clientId: inst.clientId });
-    expect(performance.now() - t0).toBeLessThan(50);
+    // Well below the hanging delivery's 1000 ms timeout, with room for a loaded machine.
+    expect(performance.now() - t0).toBeLessThan(500);
     const [delivery] = await platform.waitForDeliveries({ clientId: inst.clientId });
-    expect(delivery!.attempts[0]!.error).toMatch(/100 ms/);
+    expect(delivery!.attempts[0]!.error).toMatch(/1000 ms/);
     expect(delivery!.attempts[0]!.status).toBeUndefined();
     expect(delivery!.status).toBe('succeeded');
   });

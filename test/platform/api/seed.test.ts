@@ -53,7 +53,7 @@ describe('seed', () => {
     expect(overview.body.conversionRate).toBeGreaterThan(0);
   });
 
-  it('is deterministic given a seed number and seeds 10,000 products quickly', () => {
+  it('is deterministic given a seed number and seeds 10,000 products', () => {
     const a = createStore(t.deps, { name: 'A' }).storeId;
     const b = createStore(t.deps, { name: 'B' }).storeId;
     seedStore(t.deps, a, { products: 40, seed: 7 });
@@ -69,9 +69,8 @@ describe('seed', () => {
     seedStore(t.deps, c, { products: 40, seed: 8 });
     expect(names(c)).not.toEqual(names(a));
     const big = createStore(t.deps, { name: 'Big' }).storeId;
-    const started = performance.now();
+    // Seeding speed is measured by `npm run bench -- platform`, not asserted here.
     const result = seedStore(t.deps, big, { products: 10_000, orders: 500, customers: 200 });
-    expect(performance.now() - started).toBeLessThan(8000);
     expect(result).toMatchObject({ products: 10_000, orders: 500, customers: 200 });
   });
 });
