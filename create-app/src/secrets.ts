@@ -4,12 +4,13 @@ import { randomBytes } from 'node:crypto';
 export const DEV_APP_PORT = 3000;
 export const DEV_PLATFORM_PORT = 4400;
 
-/** Scopes the express template uses: product list, orders, and the inventory write. */
+/** Scopes the express template uses: product list, orders, the inventory write, the store's name. */
 export const TEMPLATE_SCOPES = [
   'read_products',
   'read_orders',
   'read_inventory',
   'write_inventory',
+  'read_store_settings',
 ] as const;
 
 export interface GeneratedSecrets {

@@ -14,7 +14,7 @@ import { NotInstalledError, ReauthorizationRequiredError } from '../client/error
 import type { ClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
-import { escapeHtml } from '../install/pages.js';
+import { escapeHtml, sendPage } from '../install/pages.js';
 import type { TokenManager } from '../refresh/manager.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
@@ -137,9 +137,20 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       );
   }
 
-  function unavailable(res: Response, err: StoreAppError) {
+  function unavailable(req: Request, res: Response, err: StoreAppError) {
     res.set('Retry-After', '5');
     res.set('Cache-Control', 'no-store');
+    // A merchant opening the page gets the kit's styled page, a fetch gets JSON.
+    if (isPageNavigation(req)) {
+      sendPage(res, {
+        status: 503,
+        code: err.code,
+        title: 'Temporarily unavailable',
+        message:
+          'The app cannot reach its database or the store platform right now. Please reload the page in a moment.',
+      });
+      return;
+    }
     res.status(503).json({
       code: err.code,
       message: 'The app cannot reach its storage or the platform right now; try again shortly.',
@@ -271,7 +282,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           return;
         }
         if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {
-          unavailable(res, err);
+          unavailable(req, res, err);
           return;
         }
         next(err);

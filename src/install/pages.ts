@@ -21,28 +21,82 @@ export interface PageInput {
   retryLabel?: string;
 }
 
-function layout(title: string, body: string): string {
+// One stylesheet for every page of the kit, allowed by a per-response nonce:
+// the host app's CSP may forbid inline styles, and a page that renders as bare
+// text looks broken to a merchant at exactly the wrong moment.
+const STYLE = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; }
+body { margin: 0; min-height: 100vh; display: flex; align-items: flex-start; justify-content: center;
+  background: #f6f6f7; color: #202223; line-height: 1.5; }
+main { box-sizing: border-box; width: 100%; max-width: 34rem; margin: 4rem 1rem; padding: 1.5rem;
+  background: #fff; border-radius: 12px; box-shadow: 0 1px 3px rgba(0,0,0,.12); border-top: 4px solid #b98900; }
+main.error { border-top-color: #d72c0d; }
+h1 { font-size: 1.25rem; margin: 0 0 .5rem; }
+p { margin: 0 0 1rem; overflow-wrap: anywhere; }
+a.button { display: inline-block; padding: .55rem 1rem; border-radius: 8px; background: #008060; color: #fff;
+  font-weight: 600; text-decoration: none; }
+a.button:hover { background: #006e52; }
+a.button:focus-visible { outline: 3px solid #2c6ecb; outline-offset: 2px; }
+.code { margin: 1rem 0 0; color: #616a75; font-size: .8125rem; }
+`;
+
+/**
+ * A Content-Security-Policy for a kit page: nothing but its own nonce-bearing
+ * stylesheet (and script, when it has one), keeping the app's frame-ancestors
+ * so the page may show where the app may.
+ */
+function pageCsp(res: Response, nonce: string, script: boolean, frameAncestors?: string[]): string {
+  const existing = res.getHeader('content-security-policy');
+  const ancestors = frameAncestors
+    ? `frame-ancestors ${frameAncestors.join(' ')}`
+    : typeof existing === 'string'
+      ? /frame-ancestors[^;]*/.exec(existing)?.[0]
+      : undefined;
+  return [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    ...(script ? [`script-src 'nonce-${nonce}'`] : []),
+    "base-uri 'none'",
+    "form-action 'none'",
+    ...(ancestors ? [ancestors] : []),
+  ].join('; ');
+}
+
+function layout(title: string, body: string, nonce: string, tone: 'error' | 'info'): string {
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 4rem auto; padding: 0 1rem; line-height: 1.5">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
+<style nonce="${nonce}">${STYLE}</style></head>
+<body>
+<main class="${tone}">
 ${body}
+</main>
 </body>
 </html>
 `;
 }
 
+/**
+ * Answers with one of the kit's pages (install failed, installation expired,
+ * platform or database unavailable…): status, `X-Store-App-Error: code`, no
+ * caching, and only the title, message and retry link given — never a stack,
+ * token or secret.
+ */
 export function sendPage(res: Response, page: PageInput): void {
+  const nonce = randomBytes(16).toString('base64');
   const retry = page.retryUrl
-    ? `<p><a href="${escapeHtml(page.retryUrl)}" target="_top">${escapeHtml(page.retryLabel ?? 'Try again')}</a></p>`
+    ? `<p><a class="button" href="${escapeHtml(page.retryUrl)}" target="_top">${escapeHtml(page.retryLabel ?? 'Try again')}</a></p>`
     : '';
-  const body = `<h1>${escapeHtml(page.title)}</h1>\n<p>${escapeHtml(page.message)}</p>\n${retry}`;
+  const body = `<h1>${escapeHtml(page.title)}</h1>
+<p>${escapeHtml(page.message)}</p>
+${retry}<p class="code">Error code: <code>${escapeHtml(page.code)}</code></p>`;
   res
     .status(page.status)
     .set('Cache-Control', 'no-store')
     .set('X-Store-App-Error', page.code)
+    .set('Content-Security-Policy', pageCsp(res, nonce, false))
     .type('html')
-    .send(layout(page.title, body));
+    .send(layout(page.title, body, nonce, page.status >= 400 ? 'error' : 'info'));
 }
 
 /**
@@ -56,15 +110,12 @@ export function sendBreakout(res: Response, topUrl: string, frameAncestors: stri
   const url = escapeHtml(topUrl);
   const body = `<h1>Continue to install</h1>
 <p>The installation continues in the full window.</p>
-<p><a id="go" href="${url}" target="_top">Continue</a></p>
+<p><a class="button" id="go" href="${url}" target="_top">Continue</a></p>
 <script nonce="${nonce}">(function () { var u = document.getElementById('go').href; try { window.top.location.href = u; } catch (e) { /* the link stays */ } })();</script>`;
   res
     .status(200)
     .set('Cache-Control', 'no-store')
-    .set(
-      'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestors.join(' ')}`,
-    )
+    .set('Content-Security-Policy', pageCsp(res, nonce, true, frameAncestors))
     .type('html')
-    .send(layout('Continue to install', body));
+    .send(layout('Continue to install', body, nonce, 'info'));
 }

@@ -1,7 +1,7 @@
 /** The developer side: registered apps and their credentials. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { randomToken } from './crypto.js';
+import { randomToken, secretsEqual } from './crypto.js';
 import { platformApps } from './db/auth-schema.js';
 import type { PlatformDb } from './db/index.js';
 import {
@@ -164,16 +164,33 @@ export function createAppRegistry(db: PlatformDb): AppRegistry {
       }
       const clientId = input.clientId ?? `app_${randomToken(12)}`;
       if (!CLIENT_ID_RE.test(clientId)) invalid('clientId must be 3..128 URL-safe characters');
-      if (byClient.has(clientId)) {
-        throw new PlatformError(PLATFORM_APP_EXISTS, `registerApp: clientId ${clientId} is taken`, {
-          status: 409,
-        });
+      const existing = byClient.get(clientId);
+      if (existing) {
+        // Registering the same credentials again is how a persisted dev platform
+        // restarts (`npm run dev`, `--db` with `--app`): keep the app, its installs
+        // and tokens, and take the new settings. Without the secret, or with another
+        // one, nobody may take over or reconfigure the app.
+        if (
+          typeof input.clientSecret !== 'string' ||
+          !secretsEqual(input.clientSecret, existing.clientSecret)
+        ) {
+          throw new PlatformError(
+            PLATFORM_APP_EXISTS,
+            `registerApp: clientId ${clientId} is already registered, and registering it again needs ` +
+              'the same clientSecret. Pass the secret it was registered with, choose another clientId, ' +
+              'or start from a fresh platform database.',
+            { status: 409 },
+          );
+        }
       }
       const clientSecret = input.clientSecret ?? randomToken(32);
       if (typeof clientSecret !== 'string' || clientSecret.length < 16) {
         invalid('clientSecret must be at least 16 characters');
       }
-      const webhookSecret = input.webhookSecret ?? `whsec_${randomBytes(32).toString('base64')}`;
+      const webhookSecret =
+        input.webhookSecret ??
+        existing?.webhookSecret ??
+        `whsec_${randomBytes(32).toString('base64')}`;
       if (
         typeof webhookSecret !== 'string' ||
         !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(webhookSecret) ||
@@ -182,7 +199,7 @@ export function createAppRegistry(db: PlatformDb): AppRegistry {
         invalid('webhookSecret must be whsec_ followed by base64 of at least 16 bytes');
       }
       const row: typeof platformApps.$inferInsert = {
-        id: randomUUID(),
+        id: existing?.appId ?? randomUUID(),
         name,
         clientId,
         clientSecret,
@@ -200,9 +217,14 @@ export function createAppRegistry(db: PlatformDb): AppRegistry {
               ? -1
               : rateLimit.perMinute,
         rateConcurrent: rateLimit.concurrent ?? null,
-        createdAt: Date.now(),
+        createdAt: existing?.createdAt.getTime() ?? Date.now(),
       };
-      db.insert(platformApps).values(row).run();
+      if (existing) {
+        const { id: _id, clientId: _clientId, createdAt: _createdAt, ...settings } = row;
+        db.update(platformApps).set(settings).where(eq(platformApps.id, existing.appId)).run();
+      } else {
+        db.insert(platformApps).values(row).run();
+      }
       const app = toApp(db.select().from(platformApps).where(eq(platformApps.id, row.id)).get()!);
       byClient.set(app.clientId, app);
       byAppId.set(app.appId, app);

@@ -195,8 +195,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     `  API:        ${platform.apiUrl}`,
   ];
   if (args.seed !== false) {
-    const store = platform.createStore({ name: 'Dev Store', seed: args.seed });
-    lines.push('', `Seeded store "${store.name}": ${store.storeId}`);
+    // With --db the store of an earlier run is still there (and installed into): reuse it.
+    const kept = args.db ? platform.listStores().find((s) => s.name === 'Dev Store') : undefined;
+    if (kept) {
+      lines.push('', `Store "${kept.name}" (kept in ${args.db}): ${kept.storeId}`);
+    } else {
+      const store = platform.createStore({ name: 'Dev Store', seed: args.seed });
+      lines.push('', `Seeded store "${store.name}": ${store.storeId}`);
+    }
   }
   for (const app of registered) {
     lines.push(

@@ -104,6 +104,8 @@ export interface Platform {
     storeId: string;
     name: string;
   };
+  /** Every store, oldest first (a persisted `db` keeps them across restarts). */
+  listStores(): Array<{ storeId: string; name: string }>;
   /**
    * The merchant approves the install without HTML: validates `authorizeUrl`
    * exactly as GET /oauth/authorize does and returns the callback URL
@@ -361,6 +363,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       };
     },
     createStore: (input = {}) => stores.create(input),
+    listStores: () => stores.list().map((s) => ({ storeId: s.id, name: s.name })),
     approveInstall(target) {
       return approve(checkedRequest(target), target.storeId);
     },

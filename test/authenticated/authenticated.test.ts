@@ -379,5 +379,16 @@ describe('when the app cannot act for the store', () => {
       .expect(503);
     expect(res.body.code).toBe('STORAGE_UNAVAILABLE');
     expect(res.headers['retry-after']).toBe('5');
+
+    // The merchant opening the page gets the kit's styled page, without detail.
+    const agent = request.agent(buildApp({ tokens: failing }));
+    await agent.get('/test-login?store_id=store-x').expect(200);
+    const page = await agent.get('/page').set(navigate).expect(503);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.headers['x-store-app-error']).toBe('STORAGE_UNAVAILABLE');
+    expect(page.text).toContain('<h1>Temporarily unavailable</h1>');
+    expect(page.text).not.toContain('database unreachable');
+    const nonce = /<style nonce="([^"]+)">/.exec(page.text)?.[1];
+    expect(page.headers['content-security-policy']).toContain(`style-src 'nonce-${nonce}'`);
   });
 });

@@ -79,7 +79,8 @@ beforeAll(async () => {
       STORE_APP_CLIENT_ID: `app_${randomBytes(8).toString('hex')}`,
       STORE_APP_CLIENT_SECRET: randomBytes(32).toString('base64url'),
       STORE_APP_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
-      STORE_APP_SCOPES: 'read_products,read_orders,read_inventory,write_inventory',
+      STORE_APP_SCOPES:
+        'read_products,read_orders,read_inventory,write_inventory,read_store_settings',
       STORE_APP_ENCRYPTION_KEYS: randomBytes(32).toString('base64url'),
       STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
       DATABASE_URL: join(work, 'app.db'),

@@ -124,6 +124,47 @@ describe('--faults file', () => {
 });
 
 describe('--db file', () => {
+  it('a restart with --db, --seed and the same --app keeps the app and reuses the seeded store', async () => {
+    const file = join(dir, 'restart.db');
+    const appFile = join(dir, 'restart-app.json');
+    const app = {
+      name: 'Restarted app',
+      redirectUri: 'http://localhost:3000/auth/callback',
+      webhookUrl: 'http://localhost:3000/webhooks',
+      scopes: ['read_products'],
+      clientId: 'app_cli_restart',
+      clientSecret: 'cli-restart-secret-0123456789',
+    };
+    writeFileSync(appFile, JSON.stringify(app));
+    const argv = ['--port', '0', '--seed', '3', '--db', file, '--app', appFile];
+    const first = run(argv);
+    await expect.poll(() => first.platform(), { timeout: 15_000 }).toBeDefined();
+    const storeId = /Seeded store "Dev Store": ([0-9a-f-]{36})/.exec(first.out())?.[1];
+    expect(storeId).toBeTruthy();
+    const inst = await install(first.platform()!, { storeId: storeId! });
+    first.stop();
+    expect(await first.done).toBe(0);
+
+    const second = run(argv);
+    await expect.poll(() => second.platform(), { timeout: 15_000 }).toBeDefined();
+    expect(second.err()).toBe('');
+    expect(second.out()).toContain(`Store "Dev Store" (kept in ${file}): ${storeId}`);
+    expect(second.platform()!.listStores()).toHaveLength(1);
+    const res = await fetch(`${second.platform()!.apiUrl}/products`, {
+      headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': storeId! },
+    });
+    expect(res.status).toBe(200);
+    second.stop();
+    expect(await second.done).toBe(0);
+
+    // Another secret for the same client id: refused at start, the secret not echoed.
+    writeFileSync(appFile, JSON.stringify({ ...app, clientSecret: 'another-secret-0123456789' }));
+    const third = run(argv);
+    expect(await third.done).toBe(1);
+    expect(third.err()).toContain('same clientSecret');
+    expect(third.err()).not.toContain('another-secret-0123456789');
+  });
+
   it('keeps apps, stores and tokens across restarts', async () => {
     const file = join(dir, 'platform.db');
     const first = await startPlatform({ db: file });

@@ -92,6 +92,66 @@ describe('registerApp', () => {
   });
 });
 
+describe('registerApp again with the same client id (a persisted platform restarting)', () => {
+  const creds = {
+    clientId: 'app_again',
+    clientSecret: 'the-same-client-secret-0123456789',
+    webhookSecret: `whsec_${Buffer.alloc(32, 9).toString('base64')}`,
+  };
+
+  it('keeps the app (same appId) and takes the new settings when the secret matches', () => {
+    const first = platform.registerApp({ ...base, ...creds });
+    const again = platform.registerApp({
+      ...base,
+      ...creds,
+      name: 'Renamed',
+      redirectUri: 'http://127.0.0.1:4999/auth/callback',
+      webhookUrl: 'http://127.0.0.1:4999/webhooks',
+      scopes: 'read_products,read_orders',
+    });
+    expect(again).toEqual(first);
+    // The authorize endpoint now accepts the new redirect URI and scopes.
+    const store = platform.createStore();
+    const authorizeUrl = `${platform.authUrl}/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: creds.clientId,
+      redirect_uri: 'http://127.0.0.1:4999/auth/callback',
+      scope: 'read_products,read_orders',
+      state: 'state-0123456789',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    })}`;
+    expect(platform.approveInstall({ authorizeUrl, storeId: store.storeId })).toMatch(
+      /^http:\/\/127\.0\.0\.1:4999\/auth\/callback\?/,
+    );
+  });
+
+  it('keeps the webhook secret when the new registration does not name one', () => {
+    const { webhookSecret: _w, ...withoutWebhook } = creds;
+    expect(platform.registerApp({ ...base, ...withoutWebhook }).webhookSecret).toBe(
+      creds.webhookSecret,
+    );
+  });
+
+  it('refuses another secret, or none, with PLATFORM_APP_EXISTS naming the fix and no secret', () => {
+    for (const clientSecret of ['another-client-secret-0123456789', undefined]) {
+      let caught: unknown;
+      try {
+        platform.registerApp({ ...base, clientId: creds.clientId, clientSecret });
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toMatchObject({ code: PLATFORM_APP_EXISTS, status: 409 });
+      const message = (caught as Error).message;
+      expect(message).toContain('same clientSecret');
+      expect(message).not.toContain(creds.clientSecret);
+      if (clientSecret) expect(message).not.toContain(clientSecret);
+    }
+    // Nothing changed: the original secret still registers.
+    expect(platform.registerApp({ ...base, ...creds }).clientSecret).toBe(creds.clientSecret);
+  });
+});
+
 describe('startPlatform options', () => {
   it('rejects invalid options with PLATFORM_INVALID_OPTIONS', async () => {
     await expect(startPlatform({ port: -1 })).rejects.toMatchObject({

@@ -12,6 +12,10 @@ export interface App {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Cursors are opaque to us; this only keeps junk from being forwarded. */
+const CURSOR = /^[A-Za-z0-9._~+/=-]{1,512}$/;
+/** Products per page of the home page's table. */
+export const PRODUCTS_PER_PAGE = 50;
 
 class BadRequest extends Error {
   constructor(
@@ -77,9 +81,27 @@ export async function createApp(options: StoreAppOptions = {}): Promise<App> {
     res.json({ token, expiresAt: expiresAt.toISOString() });
   });
 
-  api.get('/products', async (_req, res) => {
-    const page = await res.locals.store.client.products.list({ limit: 50 });
-    res.json({ data: page.data });
+  // One page at a time, following the platform's cursor: a store with thousands
+  // of products costs one request per page the merchant actually opens.
+  api.get('/products', async (req, res) => {
+    const cursor = req.query['cursor'];
+    if (cursor !== undefined && (typeof cursor !== 'string' || !CURSOR.test(cursor))) {
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        'cursor must be a cursor from a previous page.',
+      );
+    }
+    const page = await res.locals.store.client.products.list({
+      limit: PRODUCTS_PER_PAGE,
+      ...(cursor ? { cursor } : {}),
+    });
+    res.json({
+      data: page.data,
+      nextCursor: page.pagination.hasMore ? page.pagination.nextCursor : null,
+      total: page.pagination.total,
+      perPage: PRODUCTS_PER_PAGE,
+    });
   });
 
   api.get('/orders', async (_req, res) => {
@@ -148,12 +170,19 @@ export async function createApp(options: StoreAppOptions = {}): Promise<App> {
   app.use('/api', api);
 
   app.get('/', kit.authenticated(), async (_req, res) => {
-    const { storeId } = res.locals.store;
+    const { storeId, client } = res.locals.store;
+    // The merchant knows their store by name. Reading it needs read_store_settings;
+    // without that scope (or if the platform is slow to answer) the id stands in.
+    const storeName = await client.store
+      .current({ timeoutMs: 3000 })
+      .then((s) => (typeof s.name === 'string' && s.name.trim() !== '' ? s.name : null))
+      .catch(() => null);
     // The page carries a session token: never cache it.
     res.set('Cache-Control', 'no-store');
     res.type('html').send(
       renderHomePage({
         storeId,
+        storeName,
         sessionToken: (await res.locals.store.sessionToken()).token,
         nonce: String(res.locals['cspNonce']),
       }),

@@ -116,6 +116,40 @@ describe('embedded app', () => {
     );
   });
 
+  it('pages products 50 at a time by the platform cursor', async () => {
+    const auth = { Authorization: `Bearer ${token}` };
+    const first = await request(appUrl).get('/api/products').set(auth);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(50);
+    expect(first.body.perPage).toBe(50);
+    expect(first.body.total).toBe(60);
+    expect(typeof first.body.nextCursor).toBe('string');
+    const second = await request(appUrl)
+      .get('/api/products')
+      .query({ cursor: first.body.nextCursor })
+      .set(auth);
+    expect(second.status).toBe(200);
+    expect(second.body.data).toHaveLength(10);
+    expect(second.body.nextCursor).toBeNull();
+    const ids = (page: { body: { data: { id: string }[] } }) => page.body.data.map((p) => p.id);
+    expect(ids(second).filter((id) => ids(first).includes(id))).toEqual([]);
+  });
+
+  it('answers a malformed or unknown cursor with 4xx, never a 500', async () => {
+    const auth = { Authorization: `Bearer ${token}` };
+    for (const cursor of ['<script>', 'x'.repeat(600), ['a', 'b']]) {
+      const res = await request(appUrl).get('/api/products').query({ cursor }).set(auth);
+      expect(res.status, String(cursor)).toBe(422);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+    }
+    const unknown = await request(appUrl)
+      .get('/api/products')
+      .query({ cursor: 'bm90LWEtY3Vyc29y' })
+      .set(auth);
+    expect(unknown.status).toBeGreaterThanOrEqual(400);
+    expect(unknown.status).toBeLessThan(500);
+  });
+
   it('lists recent orders', async () => {
     const res = await request(appUrl).get('/api/orders').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);
@@ -139,6 +173,8 @@ describe('embedded app', () => {
     const nonce = /<script nonce="([^"]+)"/.exec(res.text)?.[1];
     expect(nonce).toBeTruthy();
     expect(res.headers['content-security-policy']).toContain(`'nonce-${nonce}'`);
+    // Without read_store_settings the store's name cannot be read: its id stands in.
+    expect(res.text).toContain(`<code id="store-name">${storeId}</code>`);
   });
 
   it('adjusts inventory on the platform (the example write)', async () => {
