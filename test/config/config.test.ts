@@ -1,11 +1,18 @@
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { parseEnv, renderEnvExample } from '../../create-app/src/secrets.js';
+import {
+  generateSecrets,
+  parseEnv,
+  renderEnv,
+  renderEnvExample,
+} from '../../create-app/src/secrets.js';
 import { resolveClientOptions } from '../../src/client/options.js';
 import { ConfigErrors, resolveConfig, type StoreAppOptions } from '../../src/config/index.js';
 import { generateKey } from '../../src/crypto/index.js';
 import { CONFIG_INVALID, ConfigError } from '../../src/errors/index.js';
+import { isPlaceholder } from '../../src/options/index.js';
 import { resolveRefreshOptions } from '../../src/refresh/options.js';
 
 const KEY = generateKey();
@@ -350,5 +357,34 @@ describe('module resolvers used on their own', () => {
     expect(err.setting).toBe('refresh.windowSecond');
     expect(err.message).toContain('`refresh.windowSeconds`');
     expect(problem(() => resolveClientOptions({ timeoutMs: 0 })).setting).toBe('client.timeoutMs');
+  });
+});
+
+describe('placeholder recognition', () => {
+  it('never takes a generated secret for a placeholder', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000_000 }), () => {
+        const s = generateSecrets();
+        for (const value of [
+          s.clientId,
+          s.clientSecret,
+          s.encryptionKey,
+          s.sessionSecret,
+          s.webhookSecret,
+        ]) {
+          expect(isPlaceholder(value)).toBe(false);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('takes every secret placeholder of .env.example for one', () => {
+    const example = parseEnv(renderEnvExample());
+    const real = parseEnv(renderEnv(generateSecrets()));
+    for (const [name, value] of Object.entries(example)) {
+      // Values that are the same in both files are real settings (URLs, scopes, port).
+      expect(isPlaceholder(value), name).toBe(value !== real[name]);
+    }
   });
 });
