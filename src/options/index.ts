@@ -122,7 +122,10 @@ export function required<TIn, TOut>(
 /** Refuses a value still holding a `.env.example` placeholder (string or list of strings). */
 export function notPlaceholder(fix: string) {
   return v.check<unknown, string>(
-    (x) => !(Array.isArray(x) ? x : typeof x === 'string' ? x.split(',') : []).some(isPlaceholder),
+    (x) =>
+      !(Array.isArray(x) ? x : typeof x === 'string' ? x.split(',') : []).some(
+        (item) => typeof item === 'string' && isPlaceholder(item),
+      ),
     `still holds the placeholder from .env.example; ${fix}`,
   );
 }
@@ -198,15 +201,13 @@ export function toConfigErrors(
   const seen = new Set<string>();
   const out: ConfigError[] = [];
   for (const issue of flatten(issues, [], catalog)) {
-    const keys = issue.keys;
-    const path = keys.join('.');
-    const setting = settingFor(prefix + path, context.settings);
+    const setting = settingFor(issue.keys, prefix, context.settings);
     if (seen.has(setting)) continue;
     seen.add(setting);
     out.push(
       new ConfigError(
         setting,
-        issue.unknownKey ? unknownKeyMessage(keys, catalog, prefix) : issue.message,
+        issue.unknownKey ? unknownKeyMessage(issue.keys, catalog, prefix) : issue.message,
       ),
     );
   }
@@ -214,7 +215,7 @@ export function toConfigErrors(
 }
 
 interface FlatIssue {
-  keys: string[];
+  keys: Key[];
   message: string;
   unknownKey: boolean;
   /** A key the branch requires and the input lacks. */
@@ -235,9 +236,17 @@ function isMissingKey(issue: Issue): boolean {
   );
 }
 
-function keysOf(issue: Issue): string[] {
-  return (issue.path ?? []).map((p) =>
-    typeof p.key === 'number' ? `[${p.key}]` : String(p.key as string),
+type Key = string | number;
+
+function keysOf(issue: Issue): Key[] {
+  return (issue.path ?? []).map((p) => (typeof p.key === 'number' ? p.key : String(p.key)));
+}
+
+/** `['oauth', 'scopes', 2]` → `oauth.scopes[2]`. */
+function joinKeys(keys: readonly Key[]): string {
+  return keys.reduce<string>(
+    (path, k) => (typeof k === 'number' ? `${path}[${k}]` : path === '' ? k : `${path}.${k}`),
+    '',
   );
 }
 
@@ -247,7 +256,7 @@ function keysOf(issue: Issue): string[] {
  * union's own message says so; otherwise a bad value wins over the keys each
  * branch does not know. Unions of plain values keep their own message.
  */
-function flatten(issues: readonly Issue[], base: string[], catalog: Set<string>): FlatIssue[] {
+function flatten(issues: readonly Issue[], base: Key[], catalog: Set<string>): FlatIssue[] {
   const out: FlatIssue[] = [];
   for (const issue of issues) {
     const keys = [...base, ...keysOf(issue)];
@@ -279,16 +288,18 @@ function flatten(issues: readonly Issue[], base: string[], catalog: Set<string>)
   return out;
 }
 
-function settingFor(path: string, settings: SettingNames | undefined): string {
-  if (!settings) return path;
+function settingFor(
+  keys: readonly Key[],
+  prefix: string,
+  settings: SettingNames | undefined,
+): string {
   // The longest option path read from the environment names the variable
   // (`oauth.scopes` → STORE_APP_SCOPES, also for `oauth.scopes[2]`).
-  for (let p = path; p !== ''; p = p.replace(/(\.[^.[]+|\[\d+\])$/, '')) {
-    const name = settings.get(p);
+  for (let n = keys.length; settings && n > 0; n--) {
+    const name = settings.get(prefix + joinKeys(keys.slice(0, n)));
     if (name !== undefined) return name;
-    if (!/(\.|\[)/.test(p)) break;
   }
-  return path;
+  return prefix + joinKeys(keys);
 }
 
 /** Every option path the schema knows, e.g. `session`, `session.secret`, `client.retries.max`. */
@@ -319,22 +330,22 @@ export function optionPaths(schema: AnySchema): Set<string> {
   return out;
 }
 
-function unknownKeyMessage(keys: string[], catalog: Set<string>, prefix: string): string {
-  const key = keys[keys.length - 1] ?? '';
-  const parent = keys.slice(0, -1).join('.');
+function unknownKeyMessage(keys: readonly Key[], catalog: Set<string>, prefix: string): string {
+  const key = String(keys[keys.length - 1] ?? '');
+  const parent = joinKeys(keys.slice(0, -1));
   const siblings = [...catalog].filter((p) =>
     parent === ''
       ? !p.includes('.')
       : p.startsWith(`${parent}.`) && !p.slice(parent.length + 1).includes('.'),
   );
   const siblingNames = siblings.map((p) => p.slice(parent === '' ? 0 : parent.length + 1));
-  const near = closest(key, siblingNames);
+  const near = key.length > 64 ? undefined : closest(key, siblingNames);
   if (near !== undefined)
     return `is not an option; did you mean \`${prefix}${parent ? `${parent}.` : ''}${near}\`?`;
   // A known option in the wrong place: `secret` at the top is `session.secret`.
   const elsewhere = [...catalog].filter((p) => {
     const last = p.slice(p.lastIndexOf('.') + 1);
-    return p !== [...keys].join('.') && distance(last.toLowerCase(), key.toLowerCase()) <= 1;
+    return key.length <= 64 && distance(last.toLowerCase(), key.toLowerCase()) <= 1;
   });
   if (elsewhere.length > 0) {
     const list = elsewhere
@@ -347,7 +358,7 @@ function unknownKeyMessage(keys: string[], catalog: Set<string>, prefix: string)
   return `is not an option; remove it. Options here: ${siblingNames.join(', ')}.`;
 }
 
-/** The candidate nearest to `key` (case-insensitive edit distance ≤ 2, or a prefix), if any. */
+/** The candidate nearest to `key` (case-insensitive edit distance ≤ 2, less for short names), if any. */
 export function closest(key: string, candidates: readonly string[]): string | undefined {
   const k = key.toLowerCase();
   let best: string | undefined;

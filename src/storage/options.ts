@@ -60,6 +60,13 @@ export const storageOptionsSchema = v.pipe(
           `must be a comma-separated string or an array of keys; ${KEYGEN}`,
         ),
         v.rawTransform(({ dataset, addIssue, NEVER }) => {
+          if (typeof dataset.value !== 'string') {
+            const i = dataset.value.findIndex((k) => typeof k !== 'string');
+            if (i >= 0) {
+              addIssue({ message: `key #${i + 1} is not a string; ${KEYGEN}` });
+              return NEVER;
+            }
+          }
           try {
             parseEncryptionKeys(dataset.value);
           } catch (err) {

@@ -388,3 +388,51 @@ describe('placeholder recognition', () => {
     }
   });
 });
+
+describe('any input', () => {
+  it('an unknown key holding dots or brackets is named as given (no endless lookup)', () => {
+    const err = problem(() => resolveConfig({ oauth: { '[a.b': 1 } } as never, ENV));
+    expect(err.setting).toBe('oauth.[a.b');
+  });
+
+  it('a non-string entry in a key list is refused naming its position', () => {
+    const err = problem(() => resolveConfig({ storage: { encryptionKeys: [null] } } as never, ENV));
+    expect(err.setting).toBe('storage.encryptionKeys');
+    expect(err.message).toContain('key #1');
+  });
+
+  const paths = [
+    'appUrl',
+    'environment',
+    'oauth',
+    'oauth.clientSecret',
+    'oauth.scopes',
+    'storage',
+    'storage.encryptionKeys',
+    'storage.databaseUrl',
+    'session.secret',
+    'webhooks.secrets',
+    'webhooks.headers',
+    'logger',
+    'client.retries',
+    'storeScopedTables',
+    'refresh',
+    'sesion',
+  ];
+
+  it('is resolved or refused with a ConfigError, never a crash', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...paths), fc.anything(), (path, value) => {
+        const [head, tail] = path.split('.') as [string, string | undefined];
+        const options = tail === undefined ? { [head]: value } : { [head]: { [tail]: value } };
+        try {
+          resolveConfig(options as StoreAppOptions, ENV);
+        } catch (err) {
+          expect(err).toBeInstanceOf(ConfigError);
+          expect((err as ConfigError).code).toBe(CONFIG_INVALID);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
