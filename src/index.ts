@@ -70,7 +70,7 @@ export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
 export type { PurgeAppOptions } from './purge/options.js';
 export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
 export type { RefreshOptions } from './refresh/options.js';
-export type { Installation, PurgeCounts, PurgeResult } from './storage/types.js';
+export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export type {
   AppUninstalledPayload,
   GenericWebhookPayload,

@@ -16,8 +16,15 @@ import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
 import { createPurge, type PurgeFunction } from './purge/index.js';
+import { createPurgeOutbox } from './purge/outbox.js';
 import { createStorage } from './storage/index.js';
-import type { AnyDrizzle, Installation, PurgeResult, Storage } from './storage/types.js';
+import type {
+  AnyDrizzle,
+  Installation,
+  PendingPurge,
+  PurgeResult,
+  Storage,
+} from './storage/types.js';
 import { createWebhooks, type WebhookRegistry } from './webhooks/index.js';
 
 export interface KitInstallations {
@@ -43,6 +50,12 @@ export interface StoreAppKit {
   webhooks: WebhookRegistry;
   /** Delete everything held for a store (kit rows and your store-scoped tables). */
   purge: PurgeFunction;
+  /**
+   * Uninstall purges recorded but not done yet (the outbox; normally empty).
+   * Each is retried with backoff until it succeeds, also after a restart.
+   * Same list as `npx store-app purges`.
+   */
+  pendingPurges(): Promise<PendingPurge[]>;
   /**
    * Middleware for app routes: finds the store (session or app session token),
    * sets `res.locals.store = { storeId, scopes, client, sessionToken }`, and sends
@@ -99,12 +112,11 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
   // --- client / refresh / authenticated ------------------------------------
   const api = createApiRuntime(config, {
     storage,
-    purge: (storeId, o) => purge(storeId, o),
     logger: logger.child({ component: 'client' }),
   });
   api.start();
   closers.push(() => api.close());
-  // Whoever purges (webhook, token_revoked, the app), in-memory state of the store goes too.
+  // Whoever purges (webhook or the app), in-memory state of the store goes too.
   const purgeStore: PurgeFunction = async (storeId, o) => {
     try {
       return await purge(storeId, o);
@@ -113,11 +125,21 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     }
   };
 
+  // --- purge outbox: pending uninstall purges, resumed now and retried -----
+  const outbox = createPurgeOutbox({
+    pendingPurges: storage.pendingPurges,
+    purge: purgeStore,
+    logger: logger.child({ component: 'purge' }),
+  });
+  outbox.start();
+  closers.push(() => outbox.close());
+
   // --- webhooks ------------------------------------------------------------
   const webhooks = createWebhooks({
     storage,
     options: config.webhooks,
     purge: purgeStore,
+    outbox,
     logger: logger.child({ component: 'webhooks' }),
   });
 
@@ -152,6 +174,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     },
     webhooks: webhooks.api,
     purge: purgeStore,
+    pendingPurges: () => outbox.list(),
     authenticated: () => api.authenticated(),
     client: (storeId) => api.client(storeId),
     sessionToken: (storeId) => api.sessionToken(storeId),

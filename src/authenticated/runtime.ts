@@ -35,7 +35,7 @@ export interface ApiRuntime {
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   /** Handler for `GET /auth/session-token` (mount behind `authenticated()`). */
   sessionTokenHandler(): RequestHandler;
-  /** After a purge (webhook or token_revoked): drop cached installation and client. */
+  /** After a purge or a reinstall: drop cached installation and client. */
   forget(storeId: string): void;
   /** Starts the background sweep. */
   start(): void;
@@ -60,8 +60,6 @@ export function createApiRuntime(
   deps: {
     /** `claimOnce` makes launch tokens single-use across instances on one database. */
     storage: Pick<Storage, 'installations'> & Partial<Pick<Storage, 'claimOnce'>>;
-    /** The same purge as the app.uninstalled webhook. */
-    purge: (storeId: string, options: { ifInstalledBefore: Date }) => Promise<unknown>;
     logger?: RuntimeLogger;
     /** @default globalThis.fetch */
     fetch?: typeof fetch;
@@ -83,9 +81,9 @@ export function createApiRuntime(
         { grant_type: 'refresh_token', refresh_token: refreshToken },
         { signal, timeoutMs: config.oauth.tokenTimeoutMs, fetch: deps.fetch },
       ),
-    onRevoked: async (storeId, options) => {
+    // token_revoked flags the installation (needs re-authorisation); it never purges.
+    onRevoked: (storeId) => {
       clients?.forget(storeId);
-      await deps.purge(storeId, options);
     },
   });
   clients = createClientFactory({

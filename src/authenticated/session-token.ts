@@ -165,6 +165,15 @@ function replayed(): SessionTokenError {
 /** Oldest launch token accepted, whatever its `exp` says (the platform issues 60 s ones). */
 const LAUNCH_MAX_AGE_SECONDS = 120;
 
+/**
+ * When a launch token's claim may be forgotten, in ms: one second after the
+ * last instant jose accepts it (`acceptedUntilSeconds`), so rounding can
+ * never open a gap in which a replay is accepted.
+ */
+export function launchClaimUntil(acceptedUntilSeconds: number): number {
+  return (acceptedUntilSeconds + 1) * 1000;
+}
+
 /** The claimOnce namespace of launch token ids. */
 export const LAUNCH_CLAIM_NAMESPACE = 'launch-jti';
 
@@ -220,9 +229,16 @@ export function createLaunchVerifier(config: {
       // The in-memory set is the fast path; the database claim is the authority
       // (another instance may have seen the token).
       if (used.has(payload.jti)) throw replayed();
-      // Remembered as long as jose would still accept the token, no longer.
-      const acceptedUntil = Math.min(payload.exp ?? 0, (payload.iat ?? 0) + LAUNCH_MAX_AGE_SECONDS);
-      const until = (acceptedUntil + config.clockToleranceSeconds) * 1000;
+      // Remembered for as long as jose would still accept the token. jose
+      // compares whole seconds (floor of now) with the tolerance applied to
+      // both `exp` and the age: accepted while now < exp + tol and
+      // floor(now) - iat <= maxTokenAge + tol, i.e. now < iat + maxAge + 2·tol + 1.
+      const tol = config.clockToleranceSeconds;
+      const acceptedUntil = Math.min(
+        (payload.exp ?? 0) + tol,
+        (payload.iat ?? 0) + LAUNCH_MAX_AGE_SECONDS + 2 * tol + 1,
+      );
+      const until = launchClaimUntil(acceptedUntil);
       if (config.claim) {
         let claimed: boolean;
         try {

@@ -7,6 +7,7 @@ import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../cr
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { openAdapter } from '../storage/adapter.js';
 import { createStorage } from '../storage/index.js';
+import { createPendingPurgeRepository } from '../storage/purge-outbox.js';
 import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 
 export interface CliIo {
@@ -24,6 +25,9 @@ Commands:
                 (the first of ${ENCRYPTION_KEYS_SETTING}; older keys must still be listed).
                 Row by row and idempotent: safe to interrupt and run again. Rows it
                 cannot decrypt are skipped and listed by store id; then it exits 1.
+  purges        List uninstall purges recorded but not done yet (normally none): store id,
+                event id, attempts, next attempt, last error code. The running app
+                retries each with backoff and resumes them at start.
 
 Options:
   --database-url <url>  Database to use (default: $${DATABASE_URL_SETTING}, else ${DEFAULT_DATABASE_URL})
@@ -60,6 +64,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return 0;
       case 'rotate-keys':
         return await rotateKeys(target, io);
+      case 'purges':
+        await listPurges(target, io);
+        return 0;
       default:
         throw new UsageError(
           command === undefined ? 'no command given' : `unknown command "${command}"`,
@@ -105,6 +112,27 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
     await adapter.close();
   }
   io.stdout(`Migrations applied (${adapter.dialect}).`);
+}
+
+/** Pending purges of the outbox, one line each (no keys needed: no token is read). */
+async function listPurges(databaseUrl: string, io: CliIo): Promise<void> {
+  const adapter = openAdapter(parseDatabaseUrl(databaseUrl), {});
+  try {
+    const pending = await createPendingPurgeRepository(adapter).list();
+    if (pending.length === 0) {
+      io.stdout('No pending purges.');
+      return;
+    }
+    io.stdout(`${pending.length} pending purge(s):`);
+    for (const p of pending) {
+      io.stdout(
+        `store ${p.storeId}  event ${p.eventId}  uninstalled ${p.eventAt.toISOString()}  ` +
+          `attempts ${p.attempts}  next ${p.nextAttemptAt.toISOString()}  last error ${p.lastError ?? '-'}`,
+      );
+    }
+  } finally {
+    await adapter.close();
+  }
 }
 
 /** Why one row could not be re-encrypted: the error code and kit message, never ciphertext or keys. */

@@ -100,12 +100,18 @@ export class TokenExpiredError extends StoreApiError<typeof TOKEN_EXPIRED> {
   }
 }
 
-/** 401 token_revoked: the merchant uninstalled; the store's data has been purged. */
+/**
+ * 401 token_revoked: the platform revoked the grant (an uninstall, or a
+ * revocation). The installation is flagged as needing re-authorisation and its
+ * data is kept; later calls throw ReauthorizationRequiredError until the
+ * merchant installs again. Data goes only with a verified app.uninstalled
+ * webhook or kit.purge().
+ */
 export class TokenRevokedError extends StoreApiError<typeof TOKEN_REVOKED> {
   constructor(context: ApiErrorContext = {}) {
     super(
       TOKEN_REVOKED,
-      'The platform revoked the token: the merchant uninstalled the app. Its data was purged.',
+      'The platform revoked the token; the installation now needs re-authorisation: send the merchant through /auth. No data was deleted.',
       { status: 401, ...context },
     );
   }

@@ -1,7 +1,7 @@
 /**
  * One API call, end to end: concurrency and pacing gate, bearer token, timeout
  * and caller's AbortSignal, retries (429, network, 5xx), one replay after a
- * refresh on 401 token_expired, purge on token_revoked, and the mapping of
+ * refresh on 401 token_expired, flag for re-authorisation on token_revoked, and the mapping of
  * every failure to a typed error.
  */
 import { StoreAppError } from '../errors/index.js';
@@ -46,9 +46,9 @@ export interface TokenSource {
   /** The platform rejected `rejectedToken` as expired: refresh once (single-flight) and return the new one. */
   refreshRejected(storeId: string, rejectedToken: string, signal?: AbortSignal): Promise<string>;
   /**
-   * The platform answered token_revoked for `revokedToken`. Purges the store when
-   * the installation still holds that token and returns true; returns false when a
-   * newer install replaced it (a reinstall must not be purged), so the call is replayed.
+   * The platform answered token_revoked for `revokedToken`. Flags the installation
+   * as needing re-authorisation (never purges) when it still holds that token and
+   * returns true; returns false when a newer install replaced it, so the call is replayed.
    */
   revoked(storeId: string, revokedToken: string): Promise<boolean>;
 }
@@ -357,17 +357,17 @@ export function createTransport(deps: {
       if (raw.status === 401) {
         const err = mapError(raw, method, logPath);
         if (err.code === 'token_revoked') {
-          let purged = true;
+          let current = true;
           try {
-            purged = await tokens.revoked(storeId, token);
+            current = await tokens.revoked(storeId, token);
           } catch (cause) {
-            // The purge failing must not hide the revocation from the caller.
+            // Failing to flag the installation must not hide the revocation from the caller.
             logger?.warn(
               { storeId, code: cause instanceof StoreAppError ? cause.code : undefined },
-              'Purge after token_revoked failed; it will run again on the next call or webhook.',
+              'Could not flag the installation after token_revoked; the next call tries again.',
             );
           }
-          if (!purged && !replayed) {
+          if (!current && !replayed) {
             replayed = true;
             continue;
           }

@@ -14,6 +14,8 @@ export const INSTALL_ERROR_CODES = {
   STATE_INVALID: 'INSTALL_STATE_INVALID',
   /** The callback's store_id is not the one the install began for (400). */
   STORE_MISMATCH: 'INSTALL_STORE_MISMATCH',
+  /** The code was already exchanged by this app: a replay, refused before the platform sees it (400). */
+  CODE_REPLAYED: 'INSTALL_CODE_REPLAYED',
   /** The code was refused (invalid_grant) even after one fresh attempt (400). */
   CODE_REJECTED: 'INSTALL_CODE_REJECTED',
   /** The token exchange failed: platform down, 5xx, garbage (502). */

@@ -4,6 +4,7 @@
  * functions of src/oauth; this file only reads the request, calls storage
  * and answers with a redirect or a page with a specific status.
  */
+import { createHash } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { StoreAppError } from '../errors/index.js';
@@ -49,6 +50,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Longest query value accepted; real states, codes and ids are far shorter. */
 const MAX_QUERY_VALUE = 2048;
 const MAX_RETURN_TO = 1024;
+/** claimOnce namespace of exchanged authorization codes (SHA-256, never the code). */
+export const CODE_CLAIM_NAMESPACE = 'oauth-code';
+/**
+ * How long an exchanged code is remembered. The document does not give the
+ * code lifetime; RFC 6749 §4.1.2 recommends at most 10 minutes, so a code
+ * older than this is refused by the platform anyway. A duration on our own
+ * clock, compared with our own clock.
+ */
+export const CODE_REPLAY_WINDOW_MS = 10 * 60_000;
 
 type Query = Record<string, string>;
 
@@ -319,6 +329,35 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       return;
     }
 
+    // Each code is exchanged once. A replay (the callback URL from a history or
+    // a log, pasted into an install someone else began) stops here, before the
+    // platform sees it: one that revokes on reuse (RFC 6749 §4.1.2) would
+    // otherwise cut off the live installation the code created.
+    let firstUse: boolean;
+    try {
+      firstUse = await storage.claimOnce(
+        CODE_CLAIM_NAMESPACE,
+        createHash('sha256').update(code).digest('base64url'),
+        new Date(Date.now() + CODE_REPLAY_WINDOW_MS),
+      );
+    } catch (err) {
+      if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(record.storeId));
+      throw err;
+    }
+    if (!firstUse) {
+      clearBinding();
+      l.warn({ event: 'install.code_replayed' }, 'install: authorization code replayed; refused');
+      sendPage(res, {
+        status: 400,
+        code: E.CODE_REPLAYED,
+        title: 'Installation link already used',
+        message:
+          'This install link was already used. Start the install again from the store admin.',
+        retryUrl: beginUrlFor(record.storeId ?? queryStore),
+      });
+      return;
+    }
+
     let token: Awaited<ReturnType<typeof requestToken>>;
     try {
       token = await requestToken(
@@ -434,12 +473,18 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     try {
       // No read first: a row whose tokens no longer decrypt (a lost key) must
       // still be replaced, since reinstalling is how the merchant recovers.
-      installation = await storage.installations.upsert(storeId, {
-        scopes,
-        accessToken: token.accessToken,
-        refreshToken: token.refreshToken,
-        accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
-      });
+      // The platform's Date stamps the install in the platform's clock: the
+      // app.uninstalled event's time is compared with it (docs/platform-contract.md).
+      installation = await storage.installations.upsert(
+        storeId,
+        {
+          scopes,
+          accessToken: token.accessToken,
+          refreshToken: token.refreshToken,
+          accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
+        },
+        { platformInstalledAt: config.oauth.installTimeFromServerDate ? token.serverDate : null },
+      );
       deps.onInstalled?.(storeId);
       await startStoreSession(req, storeId);
     } catch (err) {

@@ -116,6 +116,14 @@ export function oauthOptionsSchema(relaxed: boolean) {
        */
       sendStoreIdOnAuthorize: v.optional(boolean(), true),
       /**
+       * Stamp each install with the token response's `Date` header (the platform's
+       * clock) and decide uninstall vs reinstall in that clock
+       * (docs/platform-contract.md). Turn off only for a platform whose `Date`
+       * does not follow its own clock; installs are then compared in ours.
+       * @default true
+       */
+      installTimeFromServerDate: v.optional(boolean(), true),
+      /**
        * Read the endpoints from the server's RFC 8414 metadata
        * (`{authUrl}/.well-known/oauth-authorization-server`) at start. Paths set
        * explicitly above still win. A missing or inconsistent document fails the start.
@@ -141,6 +149,7 @@ export function oauthOptionsSchema(relaxed: boolean) {
         sessionCheckUrl: o.authUrl + o.sessionCheckPath,
         tokenRequestEncoding: o.tokenRequestEncoding,
         sendStoreIdOnAuthorize: o.sendStoreIdOnAuthorize,
+        installTimeFromServerDate: o.installTimeFromServerDate,
         tokenTimeoutMs: o.tokenTimeoutMs,
         discovery: o.discovery,
       }),
@@ -163,6 +172,7 @@ export interface ResolvedOAuthOptions {
   sessionCheckUrl: string;
   tokenRequestEncoding: 'json' | 'form';
   sendStoreIdOnAuthorize: boolean;
+  installTimeFromServerDate: boolean;
   tokenTimeoutMs: number;
   discovery: boolean;
 }

@@ -55,6 +55,11 @@ export interface TokenResponse {
   scopeMissing: boolean;
   storeId: string | null;
   tokenType: string;
+  /**
+   * The response's `Date` header (RFC 9110, whole seconds): when the platform
+   * issued the tokens, in the platform's clock. null when absent or unparseable.
+   */
+  serverDate: Date | null;
 }
 
 /** Lifetime assumed when a response has no expires_in (the document's value). */
@@ -135,10 +140,21 @@ export async function requestToken(
       status: res.status,
     });
   }
-  return parseTokenResponse(json, ctx);
+  return { ...parseTokenResponse(json, ctx), serverDate: parseHttpDate(res.headers.get('date')) };
 }
 
-function parseTokenResponse(json: unknown, ctx: { method: string; path: string }): TokenResponse {
+/** An RFC 9110 HTTP-date, or null; years outside 2000–2999 are treated as garbage. */
+export function parseHttpDate(value: string | null): Date | null {
+  if (value === null || value.length > 64) return null;
+  const d = new Date(value);
+  const y = d.getUTCFullYear();
+  return Number.isNaN(d.getTime()) || y < 2000 || y > 2999 ? null : d;
+}
+
+function parseTokenResponse(
+  json: unknown,
+  ctx: { method: string; path: string },
+): Omit<TokenResponse, 'serverDate'> {
   const invalid = (what: string) =>
     new OAuthError(TOKEN_RESPONSE_INVALID, `The token response is invalid: ${what}.`, {
       ...ctx,

@@ -280,6 +280,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       next();
     });
   }
+  // Every answer's Date is the platform's clock (moved by advanceClock), as a
+  // real server's Date is its own clock: apps read install times from it.
+  app.use(function platformDate(_req: Request, res: Response, next: NextFunction) {
+    res.setHeader('Date', clock.now().toUTCString());
+    next();
+  });
   // In front of every route: handlers never know about faults.
   app.use(faults.middleware);
   app.get('/assets/platform.css', function css(_req, res) {

@@ -30,6 +30,14 @@ export interface PlatformOptions {
   accessTokenTtlSeconds?: number;
   /** Authorization code lifetime. @default 60 */
   codeTtlSeconds?: number;
+  /**
+   * What a second exchange of a used authorization code does besides
+   * answering `invalid_grant`. The document says tokens stay "unchanged"
+   * (`false`); `true` also revokes every token issued from that code, as
+   * RFC 6749 §4.1.2 suggests (a fault apps must survive without losing data).
+   * @default false
+   */
+  revokeOnCodeReplay?: boolean;
   /** Refresh token lifetime. @default 7776000 (90 days) */
   refreshTokenTtlSeconds?: number;
   /** Issue a new refresh token on each refresh. @default true */
@@ -62,6 +70,7 @@ export interface ResolvedPlatformOptions {
   db: string | undefined;
   accessTokenTtlSeconds: number;
   codeTtlSeconds: number;
+  revokeOnCodeReplay: boolean;
   refreshTokenTtlSeconds: number;
   refreshTokenRotation: boolean;
   refreshGraceSeconds: number;
@@ -78,6 +87,7 @@ export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = {
   db: undefined,
   accessTokenTtlSeconds: 86400,
   codeTtlSeconds: 60,
+  revokeOnCodeReplay: false,
   refreshTokenTtlSeconds: 90 * 86400,
   refreshTokenRotation: true,
   refreshGraceSeconds: 60,
@@ -96,6 +106,11 @@ function nonNegativeNumber(setting: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     fail(setting, 'must be a finite number >= 0');
   }
+  return value;
+}
+
+function bool(setting: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') fail(setting, 'must be true or false');
   return value;
 }
 
@@ -141,6 +156,10 @@ export function resolvePlatformOptions(options: PlatformOptions = {}): ResolvedP
       options.accessTokenTtlSeconds ?? d.accessTokenTtlSeconds,
     ),
     codeTtlSeconds: positiveInt('codeTtlSeconds', options.codeTtlSeconds ?? d.codeTtlSeconds),
+    revokeOnCodeReplay: bool(
+      'revokeOnCodeReplay',
+      options.revokeOnCodeReplay ?? d.revokeOnCodeReplay,
+    ),
     refreshTokenTtlSeconds: positiveInt(
       'refreshTokenTtlSeconds',
       options.refreshTokenTtlSeconds ?? d.refreshTokenTtlSeconds,

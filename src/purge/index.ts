@@ -1,8 +1,8 @@
 /**
  * `kit.purge(storeId)`: delete everything held for a store (the kit's rows
  * and the app's store-scoped tables) in one transaction, via `storage.purge`.
- * Used by the built-in `app.uninstalled` handler and by the client on
- * `token_revoked`.
+ * Used by the purge outbox of the built-in `app.uninstalled` handler and by
+ * the app. Never by an error answer from the platform (token_revoked flags).
  */
 import { parseOptions } from '../options/index.js';
 import { validateStoreScopedTables } from '../storage/index.js';

@@ -1,7 +1,7 @@
 /**
  * What the app tells the kit about its own data so the purge can delete it.
- * Top-level options of `storeApp()` (the purge serves both the
- * `app.uninstalled` webhook and the client's `token_revoked`).
+ * Top-level options of `storeApp()` (the purge serves the `app.uninstalled`
+ * webhook and `kit.purge()`).
  */
 import * as v from 'valibot';
 import { fn } from '../options/index.js';
@@ -25,8 +25,8 @@ export const purgeAppOptionsEntries = {
   /**
    * Runs inside the purge transaction, after the tables above are emptied,
    * for anything else the app holds for the store (files, external systems).
-   * Throwing rolls the whole purge back; the platform's retry runs it again,
-   * so make it idempotent.
+   * Throwing rolls the whole purge back; the purge outbox retries it with
+   * backoff until it succeeds, so make it idempotent.
    * @default undefined
    */
   onPurge: v.optional(fn<OnPurge>('must be a function (storeId, tx) => void | Promise<void>.')),

@@ -64,8 +64,13 @@ export interface TokenManagerDeps {
   installations: InstallationRepository;
   refresh: RefreshCall;
   options: ResolvedRefreshOptions;
-  /** Runs the same purge as the app.uninstalled webhook. */
-  onRevoked?: (storeId: string, options: { ifInstalledBefore: Date }) => Promise<unknown>;
+  /**
+   * Called once the installation was flagged as needing re-authorisation
+   * after the platform revoked its token (drop in-memory copies). Never a
+   * purge: an error answer from the platform is no authenticated reason to
+   * delete data; only a verified app.uninstalled webhook or kit.purge() is.
+   */
+  onRevoked?: (storeId: string) => Promise<unknown> | unknown;
   logger?: RefreshLogger;
   /** @default Date.now */
   now?: () => number;
@@ -245,7 +250,10 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
             continue;
           }
           cache.delete(storeId);
-          logger?.warn({ storeId }, 'Refresh token refused (invalid_grant); reinstall required.');
+          logger?.warn(
+            { event: 'installation.needs_reauth', storeId, reason: 'invalid_grant' },
+            'Refresh token refused (invalid_grant); the installation needs re-authorisation (data kept).',
+          );
           throw new ReauthorizationRequiredError(storeId, undefined, { cause: err });
         }
         await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
@@ -344,10 +352,15 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           if (!inst) return true;
           // A reinstall replaced the revoked token: keep the new installation.
           if (inst.accessToken !== revokedToken) return false;
-          logger?.warn({ storeId }, 'Token revoked by the platform: purging the store.');
-          await deps.onRevoked?.(storeId, {
-            ifInstalledBefore: new Date(inst.installedAt.getTime() + 1),
-          });
+          // Flag only the version that held the revoked token: a reinstall
+          // committing meanwhile is never flagged (then replay with its token).
+          if (!(await installations.markNeedsReauth(storeId, inst.version))) return false;
+          cache.delete(storeId);
+          logger?.warn(
+            { event: 'installation.needs_reauth', storeId, reason: 'token_revoked' },
+            'Token revoked by the platform: the installation needs re-authorisation (data kept).',
+          );
+          await deps.onRevoked?.(storeId);
           return true;
         })().finally(() => revoking.delete(storeId));
         revoking.set(storeId, p);

@@ -45,6 +45,13 @@ export interface DialectAdapter {
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Rows changed by an UPDATE/DELETE result of this driver. */
   affected(result: unknown): number;
+  /**
+   * After a committed purge: make the deleted rows of `tables` unreadable on
+   * disk. SQLite (secure_delete is on for every connection) checkpoints the
+   * WAL and truncates it; Postgres VACUUMs the tables. Never throws: returns
+   * false (and logs) when the step could not finish.
+   */
+  scrub(tables: readonly string[]): Promise<boolean>;
   migrate(): Promise<void>;
   close(): Promise<void>;
 }
@@ -197,6 +204,9 @@ function openSqliteFile(filename: string, busyTimeoutMs: number): Database.Datab
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');
+    // Deleted rows are overwritten with zeros instead of lingering in free
+    // pages: a purged merchant's data must leave no readable bytes.
+    sqlite.pragma('secure_delete = ON');
   } catch (cause) {
     sqlite?.close();
     const code = (cause as { code?: unknown }).code;
@@ -291,6 +301,32 @@ function openSqlite(filename: string, options: AdapterOptions): DialectAdapter {
     run,
     transaction,
     affected: (result) => Number((result as { changes?: number }).changes ?? 0),
+    scrub: async () => {
+      // Inside the app's own transaction the checkpoint cannot run (and the
+      // lock is held by that transaction): the next purge or checkpoint does it.
+      if (activeTx(current)) return false;
+      return withLock(async () => {
+        if (filename === ':memory:' || !sqlite.open) return true;
+        try {
+          // The WAL still holds the page images written before the delete;
+          // TRUNCATE copies the zeroed pages back and empties the WAL file.
+          // busy = 1 means a reader in another process kept it from finishing.
+          const [r] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+          if (r?.busy === 0) return true;
+          options.logger?.warn(
+            { event: 'purge.scrub_incomplete' },
+            'WAL checkpoint after a purge was blocked by a reader; the next purge or checkpoint completes it',
+          );
+          return false;
+        } catch (err) {
+          options.logger?.warn(
+            { event: 'purge.scrub_failed', errorCode: (err as { code?: unknown }).code },
+            'WAL checkpoint after a purge failed',
+          );
+          return false;
+        }
+      });
+    },
     async migrate() {
       await withLock(async () => {
         try {
@@ -375,6 +411,23 @@ function openPostgres(url: string, options: AdapterOptions): DialectAdapter {
     run,
     transaction,
     affected: (result) => Number((result as { rowCount?: number | null }).rowCount ?? 0),
+    async scrub(tables) {
+      if (tables.length === 0) return true;
+      if (activeTx(current)) return false;
+      // Dead tuples keep the purged rows readable until VACUUM; VACUUM cannot
+      // run in a transaction, so this runs after the purge commits.
+      const list = tables.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
+      try {
+        await pool.query(`VACUUM ${list}`);
+        return true;
+      } catch (err) {
+        options.logger?.warn(
+          { event: 'purge.scrub_failed', errorCode: (err as { code?: unknown }).code },
+          'VACUUM after a purge failed; autovacuum will reclaim the rows later',
+        );
+        return false;
+      }
+    },
     async migrate() {
       let client: pg.PoolClient;
       try {

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
 import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, openAdapter } from './adapter.js';
+import { createPendingPurgeRepository } from './purge-outbox.js';
 import {
   createClaims,
   createInstallationRepository,
@@ -110,6 +111,7 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
     installations: createInstallationRepository(adapter, cipher),
     oauthStates: createOAuthStateRepository(adapter, cipher),
     webhooks: createWebhookRepository(adapter),
+    pendingPurges: createPendingPurgeRepository(adapter),
     sessionStore(storeOptions) {
       const store = new DrizzleSessionStore(adapter, storeOptions, options.logger);
       sessionStores.add(store);

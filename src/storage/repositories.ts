@@ -64,6 +64,7 @@ export function createInstallationRepository(
       updatedAt: row.updatedAt,
       version: row.version,
       needsReauth: row.needsReauth,
+      platformInstalledAt: row.platformInstalledAt ?? null,
     };
   }
 
@@ -105,8 +106,11 @@ export function createInstallationRepository(
       return Promise.all(rows.map(decode));
     },
 
-    async upsert(storeId, tokens) {
-      const values = await encode(storeId, tokens);
+    async upsert(storeId, tokens, metadata = {}) {
+      const values = {
+        ...(await encode(storeId, tokens)),
+        platformInstalledAt: metadata.platformInstalledAt ?? null,
+      };
       const now = new Date();
       const rows = await adapter.run('storing an installation', (db) =>
         db
@@ -446,6 +450,7 @@ const KIT_TABLES = new Set([
   'store_app_webhook_deliveries',
   'store_app_purge_audit',
   'store_app_claims',
+  'store_app_pending_purges',
 ]);
 
 /**
@@ -503,6 +508,24 @@ export function createPurge(adapter: DialectAdapter) {
     options: PurgeOptions = { tables: [] },
   ): Promise<PurgeResult> {
     const scoped = scopedTables(options.tables ?? []);
+    const result = await purgeInTransaction(storeId, options, scoped);
+    if (!result.purged) return result;
+    // After the commit, outside the transaction: deleted rows must not stay
+    // readable on disk (SQLite free pages and WAL, Postgres dead tuples).
+    const touched = [
+      ...scoped.map((s) => s.name),
+      getTableName(t.installations),
+      getTableName(t.sessions),
+      getTableName(t.oauthStates),
+    ];
+    return { ...result, scrubbed: await adapter.scrub(touched) };
+  };
+
+  function purgeInTransaction(
+    storeId: string,
+    options: PurgeOptions,
+    scoped: ScopedTable[],
+  ): Promise<PurgeResult> {
     return adapter.transaction(async (tx) => {
       // Lock the installation row first: a reinstall committing while this
       // purge runs then waits and lands after it, instead of being deleted by
@@ -510,14 +533,19 @@ export function createPurge(adapter: DialectAdapter) {
       // serialises writers; Postgres needs FOR UPDATE.)
       const rows = await adapter.run('reading an installation', (db) => {
         const query = db
-          .select({ installedAt: t.installations.installedAt })
+          .select({
+            installedAt: t.installations.installedAt,
+            platformInstalledAt: t.installations.platformInstalledAt,
+          })
           .from(t.installations)
           .where(eq(t.installations.storeId, storeId));
         return adapter.dialect === 'postgres'
           ? (query as unknown as { for(strength: 'update'): typeof query }).for('update')
           : query;
       });
-      const installedAt = rows[0]?.installedAt;
+      // One clock: the platform's install time when known (the event's time is
+      // the platform's), else ours for rows written before it was recorded.
+      const installedAt = rows[0]?.platformInstalledAt ?? rows[0]?.installedAt;
       const before = options.ifInstalledBefore;
       if (before !== undefined) {
         if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
@@ -553,7 +581,16 @@ export function createPurge(adapter: DialectAdapter) {
       const installation =
         before === undefined
           ? eq(t.installations.storeId, storeId)
-          : and(eq(t.installations.storeId, storeId), lte(t.installations.installedAt, before));
+          : and(
+              eq(t.installations.storeId, storeId),
+              or(
+                lte(t.installations.platformInstalledAt, before),
+                and(
+                  isNull(t.installations.platformInstalledAt),
+                  lte(t.installations.installedAt, before),
+                ),
+              ),
+            );
       const kit = [
         [t.installations, installation],
         [t.sessions, eq(t.sessions.storeId, storeId)],
@@ -573,5 +610,5 @@ export function createPurge(adapter: DialectAdapter) {
       );
       return { purged: true, counts };
     });
-  };
+  }
 }

@@ -27,8 +27,23 @@ export interface Installation {
   updatedAt: Date;
   /** Bumped on every write of tokens; the compare-and-swap handle for refresh. */
   version: number;
-  /** Set when a refresh failed for good (invalid_grant): the merchant must reinstall. */
+  /**
+   * Set when the platform refused the grant for good (refresh `invalid_grant`,
+   * `token_revoked` on a call): the merchant must install again. Data is kept.
+   */
   needsReauth: boolean;
+  /**
+   * When the platform issued this installation's tokens, in the platform's own
+   * clock (the token response's `Date` header); uninstall events are compared
+   * with it. null when unknown (older rows, no `Date` header).
+   */
+  platformInstalledAt: Date | null;
+}
+
+/** What an install records besides its tokens. */
+export interface InstallMetadata {
+  /** See Installation.platformInstalledAt. @default null */
+  platformInstalledAt?: Date | null;
 }
 
 /** What an install or a refresh hands to storage. */
@@ -61,7 +76,7 @@ export interface InstallationRepository {
    * Install or reinstall: replaces tokens and scopes in place, sets
    * installedAt to now, clears needsReauth and any refresh lease, bumps version.
    */
-  upsert(storeId: string, tokens: TokenSet): Promise<Installation>;
+  upsert(storeId: string, tokens: TokenSet, metadata?: InstallMetadata): Promise<Installation>;
   /**
    * Take the refresh lease if the row is still at `expectedVersion` and no
    * other owner holds an unexpired lease. Returns false when someone else
@@ -133,8 +148,10 @@ export interface PurgeOptions {
   /** Runs inside the purge transaction for anything else the app holds. */
   onPurge?: (storeId: string, tx: AnyDrizzle) => Promise<void> | void;
   /**
-   * Only purge if the installation was installed before this instant: an
+   * Only purge if the installation was installed at or before this instant: an
    * uninstall event older than a reinstall must not delete the new install.
+   * Compared with `platformInstalledAt` when the row has one (both in the
+   * platform's clock), else with `installedAt`.
    */
   ifInstalledBefore?: Date;
 }
@@ -143,6 +160,41 @@ export interface PurgeResult {
   /** false when skipped because a newer installation exists. */
   purged: boolean;
   counts: PurgeCounts;
+  /**
+   * Whether the deleted bytes were also scrubbed from disk after the commit
+   * (SQLite: WAL checkpoint TRUNCATE; Postgres: VACUUM of the touched tables).
+   * false when that step failed (logged; the rows are deleted either way).
+   */
+  scrubbed?: boolean;
+}
+
+/** An uninstall's purge not yet done (the purge outbox). */
+export interface PendingPurge {
+  eventId: string;
+  storeId: string;
+  /** The uninstall's own time (platform clock). */
+  eventAt: Date;
+  createdAt: Date;
+  attempts: number;
+  nextAttemptAt: Date;
+  /** Error code of the last failed attempt. */
+  lastError: string | null;
+}
+
+export interface PendingPurgeRepository {
+  /**
+   * Record a pending purge. Call inside `webhooks.runOnce`'s effects so it
+   * commits with the dedupe row or not at all. A second add of one event is a no-op.
+   */
+  add(entry: { eventId: string; storeId: string; eventAt: Date }): Promise<void>;
+  /** Every pending purge, oldest first. */
+  list(): Promise<PendingPurge[]>;
+  /** Pending purges whose next attempt is due at `now`, oldest first. */
+  due(now: Date, limit: number): Promise<PendingPurge[]>;
+  /** An attempt failed: count it and schedule the next one. */
+  recordFailure(eventId: string, nextAttemptAt: Date, errorCode: string): Promise<void>;
+  /** The purge is done: forget it. */
+  complete(eventId: string): Promise<void>;
 }
 
 export interface WebhookRepository {
@@ -181,6 +233,8 @@ export interface Storage {
   readonly installations: InstallationRepository;
   readonly oauthStates: OAuthStateRepository;
   readonly webhooks: WebhookRepository;
+  /** The purge outbox (see PendingPurgeRepository). */
+  readonly pendingPurges: PendingPurgeRepository;
   /** An express-session store on the same database (never MemoryStore). */
   sessionStore(options?: SessionStoreOptions): SessionStore;
   /**

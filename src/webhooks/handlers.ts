@@ -3,8 +3,8 @@
  * verified event's handlers exactly once, with the built-in purge on
  * `app.uninstalled`.
  */
-import type { PurgeFunction } from '../purge/index.js';
-import type { WebhookRepository } from '../storage/types.js';
+import type { PurgeOutbox } from '../purge/outbox.js';
+import type { PendingPurgeRepository, WebhookRepository } from '../storage/types.js';
 import { INVALID_PAYLOAD, WebhookHandlerError, WebhookVerificationError } from './errors.js';
 import type {
   AppUninstalledPayload,
@@ -74,22 +74,21 @@ export const KNOWN_TOPICS: ReadonlySet<string> = new Set(['app.uninstalled']);
 
 /**
  * Runs an event: the app's handlers and the delivery record in one
- * transaction (`runOnce`), then for `app.uninstalled` the purge.
- *
- * The purge has its own transaction (storage.purge), so it runs after the
- * dedupe record commits. It is idempotent and guarded by `ifInstalledBefore`,
- * so a redelivery whose earlier purge failed runs it again: the retry
- * completes the purge instead of being swallowed as a duplicate.
+ * transaction (`runOnce`). For `app.uninstalled` the same transaction records
+ * the pending purge (the outbox), so an acknowledged uninstall can never lose
+ * its purge; the purge is then tried at once. When that attempt fails the
+ * receiver answers 500 (the platform retries) and the outbox retries with
+ * backoff as well; a redelivery of an event whose purge is still pending
+ * tries it again, one whose purge is done does nothing.
  */
 export function createWebhookProcessor(deps: {
   webhooks: WebhookRepository;
   registry: WebhookRegistryInternal;
-  purge: PurgeFunction;
-  /** Whether a store still holds an installation older than `before` (a purge is pending). */
-  installedBefore: (storeId: string, before: Date) => Promise<boolean>;
+  pendingPurges: Pick<PendingPurgeRepository, 'add'>;
+  outbox: Pick<PurgeOutbox, 'runNow'>;
   logger?: MinimalLogger;
 }): WebhookProcessor {
-  const { webhooks, registry, purge, installedBefore, logger } = deps;
+  const { webhooks, registry, pendingPurges, outbox, logger } = deps;
 
   return async function processWebhook(event) {
     const handlers = registry.handlersFor(event.topic);
@@ -115,20 +114,46 @@ export function createWebhookProcessor(deps: {
     try {
       outcome = await webhooks.runOnce(event.id, event.topic, async (tx) => {
         for (const handler of handlers) await handler(event, { tx });
+        if (uninstall) {
+          await pendingPurges.add({
+            eventId: event.id,
+            storeId: uninstall.storeId,
+            eventAt: uninstall.before,
+          });
+        }
       });
     } catch (err) {
       throw new WebhookHandlerError(event.topic, err);
     }
 
     if (uninstall) {
-      const pending =
-        !outcome.duplicate || (await installedBefore(uninstall.storeId, uninstall.before));
-      if (pending) {
-        try {
-          await purge(uninstall.storeId, { ifInstalledBefore: uninstall.before });
-        } catch (err) {
-          throw new WebhookHandlerError(event.topic, err);
+      let done: boolean;
+      try {
+        if (outcome.duplicate) {
+          // A redelivery re-arms the purge of its event (a no-op while it is
+          // pending; after it completed, the purge finds nothing newer than the
+          // event to delete and records nothing), so a delivery recorded before
+          // the outbox existed, or whose purge was lost, is still purged.
+          await pendingPurges.add({
+            eventId: event.id,
+            storeId: uninstall.storeId,
+            eventAt: uninstall.before,
+          });
+        } else {
+          logger?.info(
+            { event: 'purge.pending', storeId: uninstall.storeId, eventId: event.id },
+            'uninstall recorded; purge pending',
+          );
         }
+        done = await outbox.runNow(event.id);
+      } catch (err) {
+        throw new WebhookHandlerError(event.topic, err);
+      }
+      if (!done) {
+        throw new WebhookHandlerError(
+          event.topic,
+          new Error('the purge failed; it stays pending and is retried with backoff'),
+        );
       }
     }
     return outcome.duplicate ? 'duplicate' : 'processed';

@@ -4,8 +4,8 @@
  * `kit.middleware()` mounts at `options.path`.
  */
 import type { RequestHandler } from 'express';
-import { TokenDecryptionError } from '../crypto/index.js';
 import type { PurgeFunction } from '../purge/index.js';
+import { createPurgeOutbox, type PurgeOutbox } from '../purge/outbox.js';
 import type { Storage } from '../storage/types.js';
 import {
   createWebhookProcessor,
@@ -41,31 +41,32 @@ export interface KitWebhooks {
 }
 
 export function createWebhooks(deps: {
-  storage: Pick<Storage, 'webhooks' | 'installations'>;
+  storage: Pick<Storage, 'webhooks' | 'pendingPurges'>;
   options: ResolvedWebhookOptions;
   purge: PurgeFunction;
+  /**
+   * The purge outbox worker (the kit passes its started one). @default one
+   * built here that only works purges when deliveries arrive
+   */
+  outbox?: PurgeOutbox;
   logger?: MinimalLogger;
   /** Current time in Unix seconds (tests). */
   nowSeconds?: () => number;
 }): KitWebhooks {
   const { storage, options, purge, logger } = deps;
   const registry = createWebhookRegistry();
+  const outbox =
+    deps.outbox ??
+    createPurgeOutbox({
+      pendingPurges: storage.pendingPurges,
+      purge,
+      ...(logger ? { logger } : {}),
+    });
   const processEvent = createWebhookProcessor({
     webhooks: storage.webhooks,
     registry,
-    purge,
-    async installedBefore(storeId, before) {
-      let installation: Awaited<ReturnType<typeof storage.installations.get>>;
-      try {
-        installation = await storage.installations.get(storeId);
-      } catch (err) {
-        // Unreadable tokens (a lost key) must not block the purge; the purge
-        // itself re-checks installedAt against the event under a lock.
-        if (err instanceof TokenDecryptionError) return true;
-        throw err;
-      }
-      return installation !== null && installation.installedAt.getTime() < before.getTime();
-    },
+    pendingPurges: storage.pendingPurges,
+    outbox,
     ...(logger ? { logger } : {}),
   });
   const nowMs = deps.nowSeconds ? () => deps.nowSeconds!() * 1000 : Date.now;

@@ -159,7 +159,7 @@ function logFailure(
   logger?.error(
     { webhookId: event.id, topic: event.topic, err: cause, afterAck },
     afterAck
-      ? 'webhook handler failed after the 202 acknowledgement; the platform will not retry'
+      ? 'webhook handler failed after the 202 acknowledgement; the platform will not retry (an uninstall purge stays in the outbox and is retried)'
       : 'webhook handler failed; answered 500 so the platform retries',
   );
 }

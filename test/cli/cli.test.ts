@@ -72,6 +72,7 @@ describe('store-app CLI', () => {
       'store_app_claims',
       'store_app_installations',
       'store_app_oauth_states',
+      'store_app_pending_purges',
       'store_app_purge_audit',
       'store_app_sessions',
       'store_app_webhook_deliveries',

@@ -350,7 +350,7 @@ describe('tokens', () => {
     expect(tokens.refreshes).toHaveLength(1);
   });
 
-  it('purges on token_revoked and throws TokenRevokedError', async () => {
+  it('reports token_revoked to the token source (which flags, never purges) and throws TokenRevokedError', async () => {
     handlers.push(json(401, { error: 'revoked', code: 'token_revoked', details: [] }));
     const tokens = fakeTokens();
     const err = await makeClient(tokens)

@@ -44,7 +44,7 @@ export interface Fixture {
   runtime(options?: {
     refresh?: RefreshOptions;
     client?: ClientOptions;
-    onRevoked?: (storeId: string) => Promise<unknown>;
+    onRevoked?: (storeId: string) => Promise<unknown> | unknown;
     now?: () => number;
   }): { tokens: TokenManager; client(storeId: string): StoreApiClient };
   refreshCalls(): number;

@@ -64,6 +64,7 @@ describe('resolveConfig', () => {
     // Embedded over HTTPS: cross-site iframe cookies.
     expect(c.session).toMatchObject({ secure: true, sameSite: 'none', partitioned: true });
     expect(c.embedded.adminOrigin).toBe('https://auth.example.com');
+    expect(c.oauth.installTimeFromServerDate).toBe(true);
   });
 
   it('lets options win over the environment', () => {
@@ -184,6 +185,7 @@ describe('resolveConfig', () => {
     ['embedded.adminOrigin', { embedded: { adminOrigin: 'nope' } }],
     ['logger.level', { logger: { level: 'loud' as 'info' } }],
     ['client.tier', { client: { tier: 'gold' as 'elite' } }],
+    ['oauth.installTimeFromServerDate', { oauth: { installTimeFromServerDate: 'yes' as never } }],
   ])('validates %s', (setting, options) => {
     expect(problem(() => resolveConfig(options, ENV)).setting).toBe(setting);
   });

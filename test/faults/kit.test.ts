@@ -55,7 +55,9 @@ describe.each(['sqlite', 'postgres'] as const)('kit under faults on %s', (dialec
     h = await startHarness({
       databaseUrl,
       kit: {
-        oauth: { tokenTimeoutMs: 300 } as never,
+        // Short enough that a hanging token endpoint fails the test quickly, long enough that
+        // the injected latency (up to 150 ms) never reaches it on a loaded CI machine.
+        oauth: { tokenTimeoutMs: 2000 } as never,
         client: { retries: { max: 4, baseDelayMs: 1, maxDelayMs: 20 } },
       },
     });

@@ -62,6 +62,20 @@ const full = {
 };
 
 describe('requestToken', () => {
+  it("returns the response's Date header as serverDate (the platform's clock), null when unparseable", async () => {
+    const at = (date: string) => async () =>
+      new Response(JSON.stringify(full), {
+        status: 200,
+        headers: { 'content-type': 'application/json', date },
+      });
+    const dated = await requestToken(endpoint, exchange, {
+      fetch: at('Tue, 24 Nov 2026 02:10:07 GMT'),
+    });
+    expect(dated.serverDate).toEqual(new Date('2026-11-24T02:10:07Z'));
+    const garbage = await requestToken(endpoint, exchange, { fetch: at('yesterday-ish') });
+    expect(garbage.serverDate).toBeNull();
+  });
+
   it('posts the JSON body of the document and parses a full response', async () => {
     const seen: Seen[] = [];
     const t = await requestToken(endpoint, exchange, { fetch: stub(200, full, seen) });
@@ -73,6 +87,7 @@ describe('requestToken', () => {
       scopeMissing: false,
       storeId,
       tokenType: 'Bearer',
+      serverDate: null,
     });
     expect(seen[0]!.init.method).toBe('POST');
     expect(new Headers(seen[0]!.init.headers).get('content-type')).toBe('application/json');

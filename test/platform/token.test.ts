@@ -123,9 +123,8 @@ describe('authorization_code grant', () => {
     expect(basic.headers.get('www-authenticate')).toMatch(/^Basic /);
   });
 
-  it('invalid_grant 400: reused code, which also revokes the tokens it issued', async () => {
+  it('invalid_grant 400: reused code, tokens unchanged (the document, by default)', async () => {
     const inst = await install(platform);
-    expect((await apiStatus(inst.accessToken, inst.storeId)).status).toBe(200);
     const again = await postToken(platform, {
       grant_type: 'authorization_code',
       client_id: inst.clientId,
@@ -136,17 +135,50 @@ describe('authorization_code grant', () => {
     });
     expect(again.status).toBe(400);
     expect(again.body['error']).toBe('invalid_grant');
-    expect(await apiStatus(inst.accessToken, inst.storeId)).toEqual({
-      status: 401,
-      code: 'token_revoked',
-    });
-    const refresh = await postToken(platform, {
-      grant_type: 'refresh_token',
-      client_id: inst.clientId,
-      client_secret: inst.clientSecret,
-      refresh_token: inst.refreshToken,
-    });
-    expect(refresh.body['error']).toBe('invalid_grant');
+    expect((await apiStatus(inst.accessToken, inst.storeId)).status).toBe(200);
+  });
+
+  it('invalid_grant 400: reused code also revokes its tokens with revokeOnCodeReplay (RFC 6749 §4.1.2)', async () => {
+    const rfc = await startPlatform({ revokeOnCodeReplay: true });
+    try {
+      const inst = await install(rfc);
+      const again = await postToken(rfc, {
+        grant_type: 'authorization_code',
+        client_id: inst.clientId,
+        client_secret: inst.clientSecret,
+        code: inst.code,
+        redirect_uri: REDIRECT,
+        code_verifier: inst.verifier,
+      });
+      expect(again.status).toBe(400);
+      expect(again.body['error']).toBe('invalid_grant');
+      const res = await fetch(`${rfc.apiUrl}/stores/current`, {
+        headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { code: string }).code).toBe('token_revoked');
+      const refresh = await postToken(rfc, {
+        grant_type: 'refresh_token',
+        client_id: inst.clientId,
+        client_secret: inst.clientSecret,
+        refresh_token: inst.refreshToken,
+      });
+      expect(refresh.body['error']).toBe('invalid_grant');
+    } finally {
+      await rfc.close();
+    }
+  });
+
+  it("answers with the platform clock's Date header", async () => {
+    const own = await startPlatform();
+    try {
+      own.advanceClock(-600);
+      const res = await fetch(`${own.url}/.well-known/oauth-authorization-server`);
+      const date = new Date(res.headers.get('date')!).getTime();
+      expect(Math.abs(date - (Date.now() - 600_000))).toBeLessThan(5_000);
+    } finally {
+      await own.close();
+    }
   });
 
   it('invalid_grant 400: expired code, wrong verifier, other redirect_uri, other client, unknown code', async () => {

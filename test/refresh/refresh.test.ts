@@ -291,14 +291,13 @@ describe('a token response with wrong types', () => {
 });
 
 describe('token_revoked', () => {
-  it('runs the purge callback once and throws TokenRevokedError', async () => {
+  it('flags the installation once (needs reauth, data kept) and throws TokenRevokedError', async () => {
     const inst = await fx.install();
-    const purged: string[] = [];
+    const flagged: string[] = [];
     const { client } = fx.runtime({
       now,
-      onRevoked: async (storeId) => {
-        purged.push(storeId);
-        await fx.storage.purge(storeId, { tables: [] });
+      onRevoked: (storeId) => {
+        flagged.push(storeId);
       },
     });
     const c = client(inst.storeId);
@@ -308,18 +307,19 @@ describe('token_revoked', () => {
       Array.from({ length: 5 }, () => c.products.list().catch((e: unknown) => e)),
     );
     for (const e of errs) expect(e).toBeInstanceOf(TokenRevokedError);
-    expect(purged).toEqual([inst.storeId]);
-    expect(await fx.storage.installations.get(inst.storeId)).toBeNull();
+    expect(flagged).toEqual([inst.storeId]);
+    expect(await fx.storage.installations.get(inst.storeId)).toMatchObject({ needsReauth: true });
+    // Later calls: a typed error with a stable code, no platform call.
+    await expect(c.products.list()).rejects.toBeInstanceOf(ReauthorizationRequiredError);
   });
 
-  it('a late token_revoked for the old grant does not purge a reinstall (replays instead)', async () => {
+  it('a late token_revoked for the old grant does not flag a reinstall (replays instead)', async () => {
     const inst = await fx.install();
     const purged: string[] = [];
     const { client } = fx.runtime({
       now,
-      onRevoked: async (storeId) => {
+      onRevoked: (storeId) => {
         purged.push(storeId);
-        await fx.storage.purge(storeId, { tables: [] });
       },
     });
     const c = client(inst.storeId);
@@ -332,14 +332,15 @@ describe('token_revoked', () => {
     expect(purged).toEqual([]);
     const stored = await fx.storage.installations.get(inst.storeId);
     expect(stored!.accessToken).toBe(again.accessToken);
+    expect(stored!.needsReauth).toBe(false);
   });
 
-  it('does not purge a reinstall that replaced the revoked token', async () => {
+  it('does not flag a reinstall that replaced the revoked token', async () => {
     const inst = await fx.install();
     const purged: string[] = [];
     const { client, tokens } = fx.runtime({
       now,
-      onRevoked: async (storeId) => {
+      onRevoked: (storeId) => {
         purged.push(storeId);
       },
     });

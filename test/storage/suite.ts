@@ -525,6 +525,72 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect(done.purged).toBe(true);
     });
 
+    it('compares the event time with the platform-clock install time when the row has one', async () => {
+      const storeId = uniqueStore('purge-platform-clock');
+      await seed(storeId);
+      // The platform's clock is 10 min behind ours: installed at T-10min in its clock.
+      const platformInstalledAt = new Date(Date.now() - 600_000);
+      await storage.installations.upsert(storeId, tokens('pc'), { platformInstalledAt });
+      expect((await storage.installations.get(storeId))?.platformInstalledAt).toEqual(
+        platformInstalledAt,
+      );
+      // An uninstall stamped before the install (platform clock) leaves it alone, although
+      // our clock would call the installation newer than any of these instants.
+      const older = await storage.purge(storeId, {
+        tables: [notes, tags],
+        ifInstalledBefore: new Date(platformInstalledAt.getTime() - 1000),
+      });
+      expect(older.purged).toBe(false);
+      expect((await countFor(storeId)).installations).toBe(1);
+      // One stamped after it purges, although our clock would call it older than the install.
+      const newer = await storage.purge(storeId, {
+        tables: [notes, tags],
+        ifInstalledBefore: new Date(platformInstalledAt.getTime() + 1000),
+      });
+      expect(newer.purged).toBe(true);
+      expect((await countFor(storeId)).installations).toBe(0);
+    });
+
+    it('the purge outbox: add once per event, list, due, failure with backoff, complete', async () => {
+      const storeId = uniqueStore('outbox');
+      const eventId = `evt-${storeId}`;
+      const eventAt = new Date(Date.now() - 5000);
+      await storage.webhooks.runOnce(eventId, 'app.uninstalled', async () => {
+        await storage.pendingPurges.add({ eventId, storeId, eventAt });
+      });
+      await storage.pendingPurges.add({ eventId, storeId, eventAt });
+      const mine = async () =>
+        (await storage.pendingPurges.list()).filter((p) => p.eventId === eventId);
+      expect(await mine()).toMatchObject([
+        { eventId, storeId, eventAt, attempts: 0, lastError: null },
+      ]);
+      expect((await storage.pendingPurges.due(new Date(), 1000)).map((p) => p.eventId)).toContain(
+        eventId,
+      );
+      const later = new Date(Date.now() + 60_000);
+      await storage.pendingPurges.recordFailure(eventId, later, 'STORAGE_UNAVAILABLE');
+      expect(await mine()).toMatchObject([
+        { attempts: 1, nextAttemptAt: later, lastError: 'STORAGE_UNAVAILABLE' },
+      ]);
+      expect(
+        (await storage.pendingPurges.due(new Date(), 1000)).map((p) => p.eventId),
+      ).not.toContain(eventId);
+      await storage.pendingPurges.complete(eventId);
+      expect(await mine()).toEqual([]);
+    });
+
+    it('a pending purge rolls back with the delivery record when a handler fails', async () => {
+      const storeId = uniqueStore('outbox-rollback');
+      const eventId = `evt-${storeId}`;
+      await expect(
+        storage.webhooks.runOnce(eventId, 'app.uninstalled', async () => {
+          await storage.pendingPurges.add({ eventId, storeId, eventAt: new Date() });
+          throw new Error('handler failed');
+        }),
+      ).rejects.toThrow('handler failed');
+      expect((await storage.pendingPurges.list()).some((p) => p.eventId === eventId)).toBe(false);
+    });
+
     it('a second purge for the same uninstall event does nothing (no second onPurge)', async () => {
       const storeId = uniqueStore('purge-twice');
       await seed(storeId);

@@ -54,7 +54,11 @@ export type RefreshResult = { ok: true; tokens: IssuedTokens } | { ok: false; re
 
 export interface TokenService {
   createCode(input: NewCode): string;
-  /** Checks and consumes a code. A reused code revokes what it issued. */
+  /**
+   * Checks and consumes a code. A reused code answers invalid_grant and leaves
+   * tokens unchanged (the document); with `revokeOnCodeReplay` it also revokes
+   * what the code issued (RFC 6749 §4.1.2).
+   */
   redeemCode(input: {
     code: string;
     appId: string;
@@ -186,7 +190,10 @@ export function createTokenService(deps: {
       if (!row || row.appId !== appId) return { ok: false, reason: 'unknown authorization code' };
       const now = clock.nowSeconds();
       if (row.usedAt !== null) {
-        // RFC 6749 §4.1.2: a replayed code may mean it leaked; revoke what it issued.
+        // The document: "code expired or already used → unchanged, invalid_grant".
+        if (!options.revokeOnCodeReplay)
+          return { ok: false, reason: 'authorization code already used' };
+        // RFC 6749 §4.1.2 (opt-in): a replayed code may mean it leaked; revoke what it issued.
         const revoked = db
           .update(platformTokens)
           .set({ revokedAt: now })

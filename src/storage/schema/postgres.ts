@@ -32,6 +32,8 @@ export const installations = pgTable(
     needsReauth: boolean('needs_reauth').notNull().default(false),
     refreshLeaseOwner: text('refresh_lease_owner'),
     refreshLeaseUntil: ts('refresh_lease_until'),
+    /** See ./sqlite.ts: the platform-clock time of the install (token response `Date`). */
+    platformInstalledAt: ts('platform_installed_at'),
   },
   (t) => [index('store_app_installations_access_expires_at_idx').on(t.accessExpiresAt)],
 );
@@ -107,4 +109,19 @@ export const claims = pgTable(
     primaryKey({ columns: [t.namespace, t.id] }),
     index('store_app_claims_expires_at_idx').on(t.expiresAt),
   ],
+);
+
+/** The purge outbox; see ./sqlite.ts. */
+export const pendingPurges = pgTable(
+  'store_app_pending_purges',
+  {
+    eventId: text('event_id').primaryKey(),
+    storeId: text('store_id').notNull(),
+    eventAt: ts('event_at').notNull(),
+    createdAt: ts('created_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    lastError: text('last_error'),
+  },
+  (t) => [index('store_app_pending_purges_next_attempt_at_idx').on(t.nextAttemptAt)],
 );

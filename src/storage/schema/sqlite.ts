@@ -23,6 +23,13 @@ export const installations = sqliteTable(
     needsReauth: integer('needs_reauth', { mode: 'boolean' }).notNull().default(false),
     refreshLeaseOwner: text('refresh_lease_owner'),
     refreshLeaseUntil: ms('refresh_lease_until'),
+    /**
+     * When the platform issued this installation's tokens, in the platform's
+     * clock (the token response's `Date` header): uninstall events are
+     * compared with this, never with our clock. null for rows written before
+     * it existed or when the platform sent no `Date`.
+     */
+    platformInstalledAt: ms('platform_installed_at'),
   },
   (t) => [index('store_app_installations_access_expires_at_idx').on(t.accessExpiresAt)],
 );
@@ -98,4 +105,26 @@ export const claims = sqliteTable(
     primaryKey({ columns: [t.namespace, t.id] }),
     index('store_app_claims_expires_at_idx').on(t.expiresAt),
   ],
+);
+
+/**
+ * The purge outbox: an uninstall event's purge, recorded in the same
+ * transaction as its webhook dedupe row and deleted once the purge is done.
+ * Worked with backoff until then, and resumed at start-up.
+ */
+export const pendingPurges = sqliteTable(
+  'store_app_pending_purges',
+  {
+    /** The webhook delivery id (one purge per event). */
+    eventId: text('event_id').primaryKey(),
+    storeId: text('store_id').notNull(),
+    /** The uninstall's own time (platform clock). */
+    eventAt: ms('event_at').notNull(),
+    createdAt: ms('created_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ms('next_attempt_at').notNull(),
+    /** Error code of the last failed attempt (never a message: it may hold data). */
+    lastError: text('last_error'),
+  },
+  (t) => [index('store_app_pending_purges_next_attempt_at_idx').on(t.nextAttemptAt)],
 );

@@ -1,0 +1,70 @@
+/**
+ * The purge outbox's storage: one row per uninstall event whose purge is not
+ * done yet. Kept apart from ./repositories.ts: it is only read and written by
+ * the webhook processor (inside the dedupe transaction) and src/purge/outbox.ts.
+ */
+import { asc, eq, lte, sql } from 'drizzle-orm';
+import type { DialectAdapter } from './adapter.js';
+import type { PendingPurge, PendingPurgeRepository } from './types.js';
+
+export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPurgeRepository {
+  const t = adapter.tables.pendingPurges;
+  const toEntry = (row: typeof t.$inferSelect): PendingPurge => ({
+    eventId: row.eventId,
+    storeId: row.storeId,
+    eventAt: row.eventAt,
+    createdAt: row.createdAt,
+    attempts: row.attempts,
+    nextAttemptAt: row.nextAttemptAt,
+    lastError: row.lastError ?? null,
+  });
+  return {
+    async add({ eventId, storeId, eventAt }) {
+      const now = new Date();
+      await adapter.run('recording a pending purge', (db) =>
+        db
+          .insert(t)
+          .values({ eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now })
+          .onConflictDoNothing({ target: t.eventId }),
+      );
+    },
+
+    async list() {
+      const rows = await adapter.run('listing pending purges', (db) =>
+        db.select().from(t).orderBy(asc(t.createdAt), asc(t.eventId)),
+      );
+      return rows.map(toEntry);
+    },
+
+    async due(now, limit) {
+      const rows = await adapter.run('listing due purges', (db) =>
+        db
+          .select()
+          .from(t)
+          .where(lte(t.nextAttemptAt, now))
+          .orderBy(asc(t.nextAttemptAt), asc(t.eventId))
+          .limit(limit),
+      );
+      return rows.map(toEntry);
+    },
+
+    async recordFailure(eventId, nextAttemptAt, errorCode) {
+      await adapter.run('recording a failed purge attempt', (db) =>
+        db
+          .update(t)
+          .set({
+            attempts: sql`${t.attempts} + 1`,
+            nextAttemptAt,
+            lastError: errorCode.slice(0, 64),
+          })
+          .where(eq(t.eventId, eventId)),
+      );
+    },
+
+    async complete(eventId) {
+      await adapter.run('completing a pending purge', (db) =>
+        db.delete(t).where(eq(t.eventId, eventId)),
+      );
+    },
+  };
+}
