@@ -3,14 +3,14 @@
 // built-in module and the kit's main entry measured in the same rounds;
 // then resolveConfig() itself (first call builds the schemas).
 import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median, report } from '../lib.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = (p) => pathToFileURL(join(root, 'dist', p)).href;
-const valibot = pathToFileURL(createRequire(join(root, 'package.json')).resolve('valibot')).href;
+// The ESM entry, as the kit imports it (require.resolve would give the CJS build).
+const valibot = import.meta.resolve('valibot');
 const rounds = Number(process.env.CONFIG_BENCH_ROUNDS ?? 15);
 
 function coldImport(specifier) {
