@@ -24,6 +24,7 @@ export {
   NotInstalledError,
   RateLimitedError,
   ReauthorizationRequiredError,
+  RedirectRefusedError,
   ResponseInvalidError,
   StoreApiError,
   TimeoutError,

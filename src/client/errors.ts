@@ -19,6 +19,7 @@ export const NETWORK_ERROR = 'NETWORK_ERROR' as const;
 export const TIMEOUT = 'TIMEOUT' as const;
 export const ABORTED = 'ABORTED' as const;
 export const NOT_INSTALLED = 'NOT_INSTALLED' as const;
+export const REDIRECT_REFUSED = 'REDIRECT_REFUSED' as const;
 
 /** One item of the API error body's `details` array. */
 export interface ErrorDetail {
@@ -117,15 +118,42 @@ export class TokenRevokedError extends StoreApiError<typeof TOKEN_REVOKED> {
   }
 }
 
-/** 429 that outlasted the retry budget. `retryAfter` is in seconds. */
+/**
+ * 429 that outlasted what the call may wait (`maxRateLimitWaitMs`), or a 429 to a
+ * POST/PATCH that the client may not repeat on its own (`mayHaveBeenApplied`: the
+ * answer did not show the platform's rate limiter refusing it before doing anything;
+ * check whether it took effect before sending it again). `retryAfter` is in seconds.
+ */
 export class RateLimitedError extends StoreApiError<typeof RATE_LIMITED> {
   readonly retryAfter: number;
-  constructor(retryAfter: number, context: ApiErrorContext = {}) {
-    super(RATE_LIMITED, `Rate limited by the platform; retry after ${retryAfter} s.`, {
-      status: 429,
-      ...context,
-    });
+  readonly mayHaveBeenApplied: boolean;
+  constructor(
+    retryAfter: number,
+    context: ApiErrorContext & { mayHaveBeenApplied?: boolean } = {},
+  ) {
+    const { mayHaveBeenApplied = false, ...rest } = context;
+    super(
+      RATE_LIMITED,
+      mayHaveBeenApplied
+        ? `Rate limited (429) without the platform's rate-limit headers; the ${rest.method ?? 'request'} was not repeated because it may have been applied. Check before sending it again.`
+        : `Rate limited by the platform; retry after ${retryAfter} s.`,
+      { status: 429, ...rest },
+    );
     this.retryAfter = retryAfter;
+    this.mayHaveBeenApplied = mayHaveBeenApplied;
+  }
+}
+
+/**
+ * The platform answered with a redirect the client will not follow: to another
+ * origin (the bearer token and X-Store-Id would go along), or too many hops.
+ * `location` holds the target's origin only.
+ */
+export class RedirectRefusedError extends StoreApiError<typeof REDIRECT_REFUSED> {
+  readonly location: string | undefined;
+  constructor(message: string, location: string | undefined, context: ApiErrorContext = {}) {
+    super(REDIRECT_REFUSED, message, { status: 502, ...context });
+    this.location = location;
   }
 }
 

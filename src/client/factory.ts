@@ -28,7 +28,6 @@ export function createClientFactory(deps: {
   const limiter = createRateLimiter({
     maxConcurrent: deps.options.maxConcurrent,
     pacing: deps.options.pacing,
-    maxBlockWaitMs: deps.options.retries.maxDelayMs,
   });
   const clients = new Map<string, StoreApiClient>();
   return {

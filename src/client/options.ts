@@ -28,8 +28,8 @@ export const retryOptionsSchema = v.strictObject({
    */
   baseDelayMs: v.optional(integer(0), 250),
   /**
-   * Upper bound of one backoff delay, and of a Retry-After wait the client accepts
-   * (a longer Retry-After surfaces as RateLimitedError instead of hanging the caller).
+   * Upper bound of one backoff delay (network errors, 5xx, a 429 without a usable
+   * Retry-After). A Retry-After is not bounded by this: see `maxRateLimitWaitMs`.
    * @default 30000
    */
   maxDelayMs: v.optional(integer(0), 30_000),
@@ -64,7 +64,7 @@ export const clientOptionsSchema = v.pipe(
     timeoutMs: v.optional(integer(1), 30_000),
     /**
      * Retry policy: `max` retries (default 4), `baseDelayMs` first backoff (default 250),
-     * `maxDelayMs` longest backoff or accepted Retry-After (default 30000).
+     * `maxDelayMs` longest backoff (default 30000).
      * @default { max: 4, baseDelayMs: 250, maxDelayMs: 30000 }
      */
     retries: v.optional(retryOptionsSchema, {}),
@@ -90,6 +90,15 @@ export const clientOptionsSchema = v.pipe(
      * @default true
      */
     pacing: v.optional(boolean(), true),
+    /**
+     * Longest time one call may spend waiting for the store's rate limit in total
+     * (pacing and Retry-After after 429s). A call whose wait would exceed it fails at
+     * once with RateLimitedError (its `retryAfter` says when to try again); within it,
+     * a GET, PUT or DELETE waits out every 429, however long its Retry-After (each wait
+     * is at most one window). The call's `signal` ends the wait sooner.
+     * @default 120000 (two windows)
+     */
+    maxRateLimitWaitMs: v.optional(integer(0), 120_000),
     /**
      * A custom fetch (tests, proxies).
      * @default globalThis.fetch
@@ -117,6 +126,7 @@ export interface ResolvedClientOptions {
   tier: ApiTier;
   maxConcurrent: number;
   pacing: boolean;
+  maxRateLimitWaitMs: number;
   fetch: typeof fetch;
 }
 

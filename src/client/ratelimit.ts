@@ -1,36 +1,75 @@
 /**
- * Per-store rate-limit pacing and concurrency cap.
+ * Per-store rate-limit pacing and concurrency cap (the model, with a diagram of
+ * one window, is in docs/client.md, "Pacing").
  *
- * The platform counts requests per app and store in fixed 60-second windows and
- * reports X-RateLimit-Limit / -Remaining / -Reset on every response. Each store
- * gets its own gate, so a store that runs out of budget only delays its own
- * callers. The gate spreads the remaining budget over what is left of the window
- * (with one second's worth of burst), waits for the reset when the budget is
- * gone, and honours Retry-After after a 429.
+ * The platform counts requests per app and store in fixed windows and reports
+ * X-RateLimit-Limit / -Remaining / -Reset on every response. Reset is a time on
+ * the platform's clock, so it is read against the same response's `Date` header
+ * (the offset between the two clocks is bounded from every response), never
+ * against our own clock: a platform clock that jumps a day ahead moves the
+ * window, not our wait.
+ *
+ * Nothing is reserved ahead of time: a queued caller is let go only when, at
+ * that moment, the store's budget allows it (`decide`), so a 429 or a lower
+ * count seen meanwhile applies to every caller still waiting.
+ *
+ * - No window known yet (start, or the last one is over): one probe request at
+ *   a time until a response tells us about the window.
+ * - Window known: what is left (`remaining` minus our requests in flight) is
+ *   spread evenly up to the window's end, with one second's worth of burst.
+ *   Several processes on one store each do the same with the count the platform
+ *   reports; see docs/client.md for why that converges without overdrawing.
+ * - Headers absent or implausible: no pacing, only the concurrency cap and
+ *   Retry-After after a 429 (reactive).
+ * - Never a wait longer than one window.
  */
 import { AbortedError, RateLimitedError } from './errors.js';
 
-/** Keep this much of a window unused at its end, and wait this long past its reset, so
- * a small clock difference with the platform cannot land a request in the old window. */
-const WINDOW_MARGIN_MS = 250;
-/** The platform's window length (docs/platform-contract.md, "Rate limits"). */
-const WINDOW_MS = 60_000;
+/** The platform's window length (docs/platform-contract.md, "Rate limits"); no wait is longer. */
+export const WINDOW_MS = 60_000;
+/** Stop spreading this long before the earliest possible end of a window. */
+const END_MARGIN_MS = 100;
+/** Start the next window this long after the latest possible end of the current one. */
+const START_MARGIN_MS = 100;
+/**
+ * Added to our measured share of the store's budget. Any split is a fixed point of
+ * "share = what we got"; the slack makes the even split the only one (a process
+ * that got little asks for relatively more), at the price of asking for up to
+ * n × slack more than the whole budget together.
+ */
+const SHARE_SLACK = 0.1;
+/** A probe that has not answered in this long no longer holds the others back. */
+const PROBE_PATIENCE_MS = 1_000;
 
 export interface RateLimitSnapshot {
+  /** 'probe' (no window known), 'paced' or 'reactive' (headers absent or implausible). */
+  mode: 'probe' | 'paced' | 'reactive';
   limit: number | undefined;
+  /** Lowest X-RateLimit-Remaining seen in the current window. */
   remaining: number | undefined;
-  /** Local epoch ms at which the current window is expected to end. */
+  /** Local epoch ms by which the current window has ended at the latest. */
   windowEnd: number | undefined;
   inFlight: number;
   queued: number;
+  /** Local epoch ms until which a 429 holds every caller of the store. */
+  blockedUntil: number;
+}
+
+/** A granted send: call `release` once the exchange is over, with the response's headers. */
+export interface Slot {
+  /** Local time the request was let go. */
+  readonly sentAt: number;
+  release(headers?: Headers): void;
 }
 
 export interface StoreGate {
-  /** Wait for a concurrency slot and a pacing slot; returns the release function. */
-  acquire(signal?: AbortSignal): Promise<() => void>;
-  /** Feed the X-RateLimit-* headers of a response. */
-  observe(headers: Headers): void;
-  /** After a 429: nobody of this store sends before `ms` from now. */
+  /**
+   * Waits for a concurrency slot and a pacing slot. Rejects with RateLimitedError
+   * at once when the store is held (429) or paced for longer than `maxWaitMs`, and
+   * with AbortedError when `signal` fires.
+   */
+  acquire(signal?: AbortSignal, maxWaitMs?: number): Promise<Slot>;
+  /** After a 429: nobody of this store sends for `ms` (at most one window). */
   block(ms: number): void;
   snapshot(): RateLimitSnapshot;
 }
@@ -66,22 +105,37 @@ function headerInt(headers: Headers, name: string): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
+/** The response's `Date` in epoch ms, or undefined when absent or unreadable. */
+export function responseDate(headers: Headers): number | undefined {
+  const raw = headers.get('date');
+  if (raw === null) return undefined;
+  const t = Date.parse(raw);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/**
+ * Milliseconds until the platform's window resets, read in the platform's own
+ * clock (Reset against the response's Date); undefined when the headers are
+ * missing or say something no window of the contract can mean.
+ */
+export function resetInMs(headers: Headers): number | undefined {
+  const reset = headerInt(headers, 'x-ratelimit-reset');
+  if (reset === undefined) return undefined;
+  const date = responseDate(headers) ?? Date.now();
+  const ms = reset * 1000 - date;
+  return ms >= 0 && ms <= WINDOW_MS + 1000 ? ms : undefined;
+}
+
 export function createRateLimiter(options: {
   maxConcurrent: number;
   pacing: boolean;
-  /**
-   * A caller arriving while a 429 blocks the store for longer than this gets
-   * RateLimitedError at once instead of waiting out the whole Retry-After.
-   */
-  maxBlockWaitMs?: number;
 }): RateLimiter {
   const gates = new Map<string, StoreGate>();
-  const maxBlockWaitMs = options.maxBlockWaitMs ?? Number.POSITIVE_INFINITY;
   return {
     forStore(storeId) {
       let gate = gates.get(storeId);
       if (!gate) {
-        gate = createStoreGate(options.maxConcurrent, options.pacing, maxBlockWaitMs);
+        gate = createStoreGate(options.maxConcurrent, options.pacing);
         gates.set(storeId, gate);
       }
       return gate;
@@ -92,147 +146,253 @@ export function createRateLimiter(options: {
   };
 }
 
-function createStoreGate(
-  maxConcurrent: number,
-  pacing: boolean,
-  maxBlockWaitMs: number,
-): StoreGate {
+interface Waiter {
+  grant(slot: Slot): void;
+  fail(err: Error): void;
+  /** Local time after which a rate-limit wait is refused instead of waited. */
+  deadline: number;
+}
+
+type Decision = { go: true; probe: boolean } | { go: false; wait: number | undefined };
+
+export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGate {
+  const queue: Waiter[] = [];
   let inFlight = 0;
-  const waiters: Array<() => void> = [];
-
-  let limit: number | undefined;
-  let remaining: number | undefined;
-  let windowEnd: number | undefined;
-  /** Platform reset second of the window `windowEnd` describes. */
-  let resetSecond: number | undefined;
-  /** Platform clock minus local clock (ms) when the two visibly disagree; else 0. */
-  let skewMs = 0;
-  let nextSlot = 0;
+  let probesInFlight = 0;
+  let lastProbeAt = Number.NEGATIVE_INFINITY;
   let blockedUntil = 0;
+  let reactive = false;
 
-  function takeConcurrency(signal?: AbortSignal): Promise<void> {
-    if (inFlight < maxConcurrent) {
-      inFlight++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
-        inFlight++;
-        resolve();
-      };
-      const onAbort = () => {
-        const i = waiters.indexOf(grant);
-        if (i >= 0) waiters.splice(i, 1);
-        reject(new AbortedError());
-      };
-      if (signal?.aborted) {
-        reject(new AbortedError());
-        return;
+  // The current window, as far as responses told us.
+  let limit: number | undefined;
+  let windowId: number | undefined; // its X-RateLimit-Reset (platform seconds)
+  let remaining = 0;
+  // Platform clock minus local clock, in ms: every response narrows these bounds.
+  let offsetLow = Number.NEGATIVE_INFINITY;
+  let offsetHigh = Number.POSITIVE_INFINITY;
+  // GCRA's theoretical time of the next send, for the even spread with a burst.
+  let nextSendAt = 0;
+  // Our share of the store's consumption (other processes use the same budget): our
+  // responses in this window over what the platform counted in it. Kept across windows.
+  let share = 1;
+  let ownCounted = 0;
+  // The platform's count rate in this window (all processes), and our round trip: the
+  // other processes' requests in flight are about their rate times the round trip.
+  let firstSeenAt = 0;
+  let firstCounted = 0;
+  let countRate = 0; // requests per ms
+  let rttMs: number | undefined;
+
+  let timer: NodeJS.Timeout | undefined;
+
+  const windowEndEarliest = () =>
+    windowId === undefined ? undefined : windowId * 1000 - offsetHigh;
+  const windowEndLatest = () => (windowId === undefined ? undefined : windowId * 1000 - offsetLow);
+
+  /** The clock offset stays: it is not a property of the window. */
+  function forgetWindow() {
+    windowId = undefined;
+  }
+
+  function decide(now: number): Decision {
+    if (now < blockedUntil) return { go: false, wait: blockedUntil - now };
+    if (!pacing || reactive) return { go: true, probe: false };
+    const latest = windowEndLatest();
+    if (latest !== undefined && now >= latest + START_MARGIN_MS) forgetWindow();
+    const earliest = windowEndEarliest();
+    if (windowId === undefined || latest === undefined || earliest === undefined || !limit) {
+      // Nothing known about this window: one request at a time until one answers.
+      if (probesInFlight === 0 || now - lastProbeAt >= PROBE_PATIENCE_MS) {
+        return { go: true, probe: true };
       }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      waiters.push(grant);
+      return { go: false, wait: PROBE_PATIENCE_MS - (now - lastProbeAt) };
+    }
+    const spreadEnd = earliest - END_MARGIN_MS;
+    const nextWindow = latest + START_MARGIN_MS - now;
+    // Our part of what is left. The platform's count does not hold the requests in flight
+    // yet: ours, and the other processes' (their rate times a round trip).
+    // Every process does the same, so together they spread the budget evenly to the end
+    // of the window (docs/client.md, "Pacing").
+    const othersInFlight = countRate * (1 - share) * (rttMs ?? 0);
+    const leftForAll = remaining - inFlight - othersInFlight;
+    const available = leftForAll * Math.min(1, share + SHARE_SLACK);
+    if (available < 1 || now > spreadEnd) {
+      // Spent, or too close to the end: the next window (or a response lowering inFlight).
+      return { go: false, wait: Math.max(1, nextWindow) };
+    }
+    const interval = Math.max(0, spreadEnd - now) / available;
+    // Burst credit only when we are (nearly) alone on the store: processes bursting together
+    // would overdraw what none of them has seen counted yet.
+    const burst = share >= 0.9 ? Math.max(1, Math.floor(limit / 60)) * interval : 0;
+    const at = Math.max(nextSendAt, now) - burst;
+    if (at > now) return { go: false, wait: Math.min(at - now, Math.max(1, nextWindow)) };
+    nextSendAt = Math.max(nextSendAt, now) + interval;
+    return { go: true, probe: false };
+  }
+
+  function observe(headers: Headers, sentAt: number, receivedAt: number) {
+    const l = headerInt(headers, 'x-ratelimit-limit');
+    const r = headerInt(headers, 'x-ratelimit-remaining');
+    const s = headerInt(headers, 'x-ratelimit-reset');
+    if (l === undefined || r === undefined || s === undefined || l <= 0) {
+      // A platform that never reports its budget cannot be paced: do not probe forever.
+      if (windowId === undefined && !reactive) reactive = true;
+      return;
+    }
+    // The response was produced between sentAt and receivedAt (local), at a platform
+    // time within [date, date + 1 s) (Date has one-second resolution).
+    const date = responseDate(headers) ?? Math.floor(receivedAt / 1000) * 1000;
+    const untilReset = s * 1000 - date;
+    if (untilReset <= 0 || untilReset > WINDOW_MS + 1000) {
+      // A reset in the past or further than one window: implausible, go reactive.
+      reactive = true;
+      windowId = undefined;
+      offsetLow = Number.NEGATIVE_INFINITY;
+      offsetHigh = Number.POSITIVE_INFINITY;
+      return;
+    }
+    reactive = false;
+    const low = date - receivedAt;
+    const high = date + 1000 - sentAt;
+    const expired = windowId === undefined;
+    if (!expired && windowId !== undefined && s < windowId) return; // a late answer from an old window
+    if (expired || s > windowId!) {
+      windowId = s;
+      remaining = r;
+      nextSendAt = 0;
+      ownCounted = 1;
+      firstSeenAt = receivedAt;
+      firstCounted = l - r;
+      countRate = 0;
+    } else {
+      remaining = Math.min(remaining, r);
+      ownCounted++;
+    }
+    limit = l;
+    const counted = l - remaining;
+    const rtt = receivedAt - sentAt;
+    rttMs = rttMs === undefined ? rtt : 0.8 * rttMs + 0.2 * rtt;
+    if (receivedAt - firstSeenAt >= 200) {
+      countRate = (counted - firstCounted) / (receivedAt - firstSeenAt);
+    }
+    // A few requests into the window, the ratio says how many processes draw on it.
+    if (counted >= 3) share = Math.min(1, Math.max(0.02, ownCounted / counted));
+    if (low > offsetHigh || high < offsetLow) {
+      // Disjoint from what we knew: the platform's clock jumped. Start over from this one.
+      offsetLow = low;
+      offsetHigh = high;
+    } else {
+      offsetLow = Math.max(offsetLow, low);
+      offsetHigh = Math.min(offsetHigh, high);
+    }
+  }
+
+  function schedule(wait: number) {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        pump();
+      },
+      Math.min(Math.max(1, Math.ceil(wait)), WINDOW_MS),
+    );
+    // Not unref'd: a script awaiting a paced call must not exit before the call goes.
+    // The timer exists only while callers are queued (pump clears it otherwise).
+  }
+
+  function grant(waiter: Waiter, now: number, probe: boolean) {
+    inFlight++;
+    if (probe) {
+      probesInFlight++;
+      lastProbeAt = now;
+    }
+    let released = false;
+    waiter.grant({
+      sentAt: now,
+      release(headers) {
+        if (released) return;
+        released = true;
+        if (headers) observe(headers, now, Date.now());
+        inFlight--;
+        if (probe) probesInFlight--;
+        pump();
+      },
     });
   }
 
-  function releaseConcurrency() {
-    inFlight--;
-    const next = waiters.shift();
-    if (next) next();
-  }
-
-  /**
-   * Reserves a send time and returns how long to wait for it (`final`), or, when no
-   * slot can be had yet (blocked, budget spent, window closing), how long to wait
-   * before asking again (not `final`: nothing was reserved).
-   */
-  function reserve(now: number): { wait: number; final: boolean } {
-    if (now < blockedUntil) return { wait: blockedUntil - now, final: false };
-    if (!pacing || limit === undefined || remaining === undefined || windowEnd === undefined) {
-      return { wait: 0, final: true };
+  function pump() {
+    if (timer) {
+      clearTimeout(timer);
+      timer = undefined;
     }
-    if (now >= windowEnd + WINDOW_MARGIN_MS) {
-      // The window ended without a response telling us about the next one: assume a fresh one.
-      const windows = Math.floor((now - windowEnd) / WINDOW_MS) + 1;
-      windowEnd += windows * WINDOW_MS;
-      if (resetSecond !== undefined) resetSecond += windows * (WINDOW_MS / 1000);
-      remaining = limit;
-      nextSlot = 0;
+    while (queue.length > 0 && inFlight < maxConcurrent) {
+      const now = Date.now();
+      const d = decide(now);
+      if (d.go) {
+        grant(queue.shift() as Waiter, now, d.probe);
+        continue;
+      }
+      if (d.wait === undefined) return;
+      const wait = d.wait;
+      // Callers that will not wait that long learn it now, not after the wait.
+      for (let i = queue.length - 1; i >= 0; i--) {
+        const w = queue[i] as Waiter;
+        if (now + wait > w.deadline) {
+          queue.splice(i, 1);
+          w.fail(new RateLimitedError(Math.ceil(wait / 1000)));
+        }
+      }
+      if (queue.length > 0) schedule(wait);
+      return;
     }
-    const usableEnd = windowEnd - WINDOW_MARGIN_MS;
-    if (remaining <= 0 || now >= usableEnd) {
-      // Budget spent (or window about to close): wait for the reset, then start the next window.
-      return { wait: windowEnd + WINDOW_MARGIN_MS - now, final: false };
-    }
-    // Earliest free slot; the budget left is spread evenly from there to the window's end.
-    const slot = Math.max(nextSlot, now);
-    if (slot >= usableEnd) return { wait: windowEnd + WINDOW_MARGIN_MS - now, final: false };
-    const interval = (usableEnd - slot) / remaining;
-    // Up to one second's worth of requests may go at once after a quiet spell (burst credit).
-    const burst = Math.max(1, Math.floor(limit / 60));
-    nextSlot = Math.max(nextSlot, now - burst * interval) + interval;
-    remaining--;
-    return { wait: slot - now, final: true };
   }
 
   return {
-    async acquire(signal) {
-      await takeConcurrency(signal);
-      try {
-        for (;;) {
-          const now = Date.now();
-          if (blockedUntil - now > maxBlockWaitMs) {
-            throw new RateLimitedError(Math.ceil((blockedUntil - now) / 1000));
-          }
-          const { wait, final } = reserve(now);
-          if (wait > 0) await sleep(wait, signal);
-          if (final) break;
+    acquire(signal, maxWaitMs = Number.POSITIVE_INFINITY) {
+      return new Promise<Slot>((resolve, reject) => {
+        if (signal?.aborted) {
+          reject(new AbortedError());
+          return;
         }
-      } catch (err) {
-        releaseConcurrency();
-        throw err;
-      }
-      let released = false;
-      return function release() {
-        if (released) return;
-        released = true;
-        releaseConcurrency();
-      };
-    },
-
-    observe(headers) {
-      const l = headerInt(headers, 'x-ratelimit-limit');
-      const r = headerInt(headers, 'x-ratelimit-remaining');
-      const s = headerInt(headers, 'x-ratelimit-reset');
-      if (l === undefined || r === undefined || s === undefined || l <= 0) return;
-      const now = Date.now();
-      limit = l;
-      if (resetSecond === undefined || s > resetSecond) {
-        // First sight of this window. The reset is in platform time; when it is not
-        // within one window of our clock the clocks differ, so estimate the offset.
-        const delta = s * 1000 - now;
-        if (resetSecond === undefined) {
-          skewMs = delta >= -1000 && delta <= WINDOW_MS + 1000 ? 0 : delta - WINDOW_MS;
-        } else if (skewMs !== 0) {
-          // A new window just began on the platform: its end is about one window away.
-          skewMs = delta - WINDOW_MS;
-        }
-        resetSecond = s;
-        windowEnd = s * 1000 - skewMs;
-        remaining = r;
-        nextSlot = 0;
-      } else if (s === resetSecond) {
-        // Other processes may share the budget: the platform's count wins when lower.
-        remaining = remaining === undefined ? r : Math.min(remaining, r);
-      }
+        const onAbort = () => {
+          const i = queue.indexOf(waiter);
+          if (i >= 0) queue.splice(i, 1);
+          reject(new AbortedError());
+          pump();
+        };
+        const waiter: Waiter = {
+          deadline: Date.now() + maxWaitMs,
+          grant(slot) {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(slot);
+          },
+          fail(err) {
+            signal?.removeEventListener('abort', onAbort);
+            reject(err);
+          },
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        queue.push(waiter);
+        pump();
+      });
     },
 
     block(ms) {
-      blockedUntil = Math.max(blockedUntil, Date.now() + ms);
+      const capped = Math.min(Math.max(0, ms), WINDOW_MS);
+      blockedUntil = Math.max(blockedUntil, Date.now() + capped);
+      pump();
     },
 
     snapshot() {
-      return { limit, remaining, windowEnd, inFlight, queued: waiters.length };
+      return {
+        mode: reactive || !pacing ? 'reactive' : windowId === undefined ? 'probe' : 'paced',
+        limit,
+        remaining: windowId === undefined ? undefined : remaining,
+        windowEnd: windowEndLatest(),
+        inFlight,
+        queued: queue.length,
+        blockedUntil,
+      };
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * One API call, end to end: concurrency and pacing gate, bearer token, timeout
- * and caller's AbortSignal, retries (429, network, 5xx), one replay after a
- * refresh on 401 token_expired, flag for re-authorisation on token_revoked, and the mapping of
- * every failure to a typed error.
+ * and caller's AbortSignal, same-origin redirects only, retries (429, network,
+ * 5xx), one replay after a refresh on 401 token_expired, flag for
+ * re-authorisation on token_revoked, and the mapping of every failure to a
+ * typed error.
  */
 import { StoreAppError } from '../errors/index.js';
 import {
@@ -14,6 +15,7 @@ import {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  RedirectRefusedError,
   ResponseInvalidError,
   StoreApiError,
   TimeoutError,
@@ -22,7 +24,14 @@ import {
   ValidationError,
 } from './errors.js';
 import type { ResolvedClientOptions } from './options.js';
-import { type RateLimiter, sleep } from './ratelimit.js';
+import {
+  type RateLimiter,
+  resetInMs,
+  responseDate,
+  type Slot,
+  sleep,
+  WINDOW_MS,
+} from './ratelimit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -72,6 +81,9 @@ const CONNECT_ERROR_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
 /** Deprecation/Sunset notices already logged in this process (once each). */
 const loggedNotices = new Set<string>();
 
@@ -106,7 +118,10 @@ function buildUrl(
   return url;
 }
 
-/** Retry-After is seconds or an HTTP-date; returns seconds (never negative), or undefined. */
+/**
+ * Retry-After is seconds or an HTTP-date; returns seconds (never negative), or undefined.
+ * `now` should be the response's own Date (the platform's clock) when it has one.
+ */
 export function parseRetryAfter(raw: string | null, now = Date.now()): number | undefined {
   if (raw === null) return undefined;
   const trimmed = raw.trim();
@@ -180,6 +195,61 @@ export function createTransport(deps: {
     );
   }
 
+  /**
+   * fetch, following redirects by hand: only to the same origin, because the
+   * bearer token and X-Store-Id go with every hop (fetch itself would forward
+   * X-Store-Id anywhere). 303, and 301/302 after a POST, continue as GET.
+   */
+  async function fetchSameOrigin(
+    first: URL,
+    firstMethod: HttpMethod,
+    headers: Record<string, string>,
+    firstBody: string | undefined,
+    signal: AbortSignal,
+    ctx: ApiErrorContext,
+  ): Promise<Response> {
+    let url = first;
+    let method: string = firstMethod;
+    let body = firstBody;
+    for (let hop = 0; ; hop++) {
+      const res = await options.fetch(url, { method, headers, body, signal, redirect: 'manual' });
+      if (!REDIRECT_STATUSES.has(res.status)) return res;
+      const location = res.headers.get('location');
+      if (location === null) return res;
+      await res.body?.cancel().catch(() => undefined);
+      let target: URL;
+      try {
+        target = new URL(location, url);
+      } catch {
+        throw new RedirectRefusedError(
+          `The platform answered ${res.status} with an unreadable Location; the request was not repeated.`,
+          undefined,
+          ctx,
+        );
+      }
+      if (target.origin !== url.origin) {
+        throw new RedirectRefusedError(
+          `The platform redirected (${res.status}) to another origin (${target.origin}); the client does not send the token and store id there.`,
+          target.origin,
+          ctx,
+        );
+      }
+      if (hop >= MAX_REDIRECTS) {
+        throw new RedirectRefusedError(
+          `More than ${MAX_REDIRECTS} redirects; the request was abandoned.`,
+          target.origin,
+          ctx,
+        );
+      }
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        delete headers['content-type'];
+      }
+      url = target;
+    }
+  }
+
   /** One HTTP exchange; throws only StoreApiError subclasses. */
   async function attempt(
     method: HttpMethod,
@@ -201,8 +271,9 @@ export function createTransport(deps: {
     const ctx = { method, path };
     let res: Response;
     try {
-      res = await options.fetch(url, { method, headers, body, signal: combined });
+      res = await fetchSameOrigin(url, method, headers, body, combined, ctx);
     } catch (err) {
+      if (err instanceof RedirectRefusedError) throw err;
       if (signal?.aborted) throw new AbortedError({ ...ctx, cause: err });
       if (timeout.aborted) throw new TimeoutError(timeoutMs, ctx);
       const code = errorCodeOf(err);
@@ -316,25 +387,30 @@ export function createTransport(deps: {
     const signal = opts.signal;
     const ctx = { method, path: logPath };
     let retries = 0;
+    let rateLimitRetries = 0;
     let replayed = false;
+    /** Time this call has spent waiting for the rate limit (pacing and 429s). */
+    let waitedMs = 0;
 
     for (;;) {
       if (signal?.aborted) throw new AbortedError(ctx);
-      let release: () => void;
+      let slot: Slot;
+      const queuedAt = Date.now();
       try {
-        release = await gate.acquire(signal);
+        slot = await gate.acquire(signal, options.maxRateLimitWaitMs - waitedMs);
       } catch (err) {
-        // The store is blocked by an earlier 429 for longer than the client waits.
+        // The store is held by a 429, or paced, for longer than this call may wait.
         if (err instanceof RateLimitedError) throw new RateLimitedError(err.retryAfter, ctx);
         throw err;
       }
+      waitedMs += Date.now() - queuedAt;
       let raw: RawResponse;
       let token: string;
       try {
         token = await tokens.getAccessToken(storeId, signal);
         raw = await attempt(method, url, logPath, token, body, timeoutMs, signal);
       } catch (err) {
-        release();
+        slot.release();
         if (!(err instanceof StoreApiError)) throw err;
         const retryable =
           (err instanceof NetworkError && (idempotent || connectFailures.has(err))) ||
@@ -345,8 +421,7 @@ export function createTransport(deps: {
         }
         throw err;
       }
-      release();
-      gate.observe(raw.headers);
+      slot.release(raw.headers);
       noticeDeprecation(raw.headers, method, logPath);
 
       if (raw.status >= 200 && raw.status < 300) {
@@ -387,24 +462,39 @@ export function createTransport(deps: {
       }
 
       if (raw.status === 429) {
-        const retryAfter =
-          parseRetryAfter(raw.headers.get('retry-after')) ??
-          // No Retry-After: fall back to the window reset, else one second.
-          resetSeconds(raw.headers) ??
-          1;
-        const waitMs = retryAfter * 1000 + jitter(Math.min(1000, 250 + retryAfter * 100));
-        gate.block(retryAfter * 1000);
-        if (retries < options.retries.max && retryAfter * 1000 <= options.retries.maxDelayMs) {
-          retries++;
-          await sleep(waitMs, signal);
+        const now = Date.now();
+        // Seconds, or an HTTP-date read against the response's own Date (one clock).
+        const retryAfter = parseRetryAfter(
+          raw.headers.get('retry-after'),
+          responseDate(raw.headers) ?? now,
+        );
+        // No Retry-After: the window's reset in the platform's clock, else a backoff.
+        const askedMs =
+          retryAfter !== undefined && retryAfter > 0
+            ? retryAfter * 1000
+            : retryAfter === undefined
+              ? (resetInMs(raw.headers) ?? backoff(rateLimitRetries))
+              : backoff(rateLimitRetries);
+        // A wait longer than a window is implausible for the contract: wait one window and ask again.
+        const waitMs = Math.min(askedMs, WINDOW_MS);
+        const reportSeconds = retryAfter ?? Math.ceil(waitMs / 1000);
+        gate.block(waitMs);
+        const mapped = mapError(raw, method, logPath);
+        const errorCtx = { ...ctx, details: mapped.details, body: mapped.body };
+        if (!idempotent && !refusedByRateLimiter(raw, mapped)) {
+          // Not provably refused before it ran (no rate-limit headers, another code): a POST
+          // repeated blindly could create a second order. The caller decides.
+          throw new RateLimitedError(reportSeconds, { ...errorCtx, mayHaveBeenApplied: true });
+        }
+        const within = waitedMs + waitMs <= options.maxRateLimitWaitMs;
+        // A GET/PUT/DELETE waits out every 429 the caller's wait allows; a POST is bounded
+        // by the retry count too.
+        if (within && (idempotent || retries < options.retries.max)) {
+          if (!idempotent) retries++;
+          rateLimitRetries++;
           continue;
         }
-        const mapped = mapError(raw, method, logPath);
-        throw new RateLimitedError(retryAfter, {
-          ...ctx,
-          details: mapped.details,
-          body: mapped.body,
-        });
+        throw new RateLimitedError(reportSeconds, errorCtx);
       }
 
       if (raw.status >= 500 && idempotent && retries < options.retries.max) {
@@ -418,10 +508,14 @@ export function createTransport(deps: {
   return { storeId, call };
 }
 
-function resetSeconds(headers: Headers): number | undefined {
-  const raw = headers.get('x-ratelimit-reset');
-  if (raw === null || !/^\d+$/.test(raw.trim())) return undefined;
-  const delta = Number(raw) - Math.floor(Date.now() / 1000);
-  // A reset far off means the clocks differ; do not trust it for a wait.
-  return delta > 0 && delta <= 60 ? delta : undefined;
+/**
+ * The 429 is the platform's rate limiter refusing the request before it ran: its
+ * machine code and its X-RateLimit-* headers (every platform response carries them).
+ */
+function refusedByRateLimiter(raw: RawResponse, mapped: StoreApiError): boolean {
+  return (
+    mapped.code === 'rate_limited' &&
+    raw.headers.get('x-ratelimit-remaining') !== null &&
+    raw.headers.get('x-ratelimit-reset') !== null
+  );
 }

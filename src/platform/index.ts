@@ -153,7 +153,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const apps: AppRegistry = createAppRegistry(db);
   const tokens: TokenService = createTokenService({ db, clock, apps, options: opts });
   const stores: StoreDirectory = createStoreDirectory({ db, clock });
-  const limiter = createRateLimiter(clock);
+  const limiter = createRateLimiter(clock, opts.rateLimitWindowSeconds);
   const pending = createPendingRequests();
   const stats: TokenStats = { tokenRequests: { authorization_code: 0, refresh_token: 0 } };
   const faults = createFaultInjector(opts.faults);
@@ -281,7 +281,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     });
   }
   // Every answer's Date is the platform's clock (moved by advanceClock), as a
-  // real server's Date is its own clock: apps read install times from it.
+  // real server's Date is its own clock: apps read install times from it, and
+  // X-RateLimit-Reset is read against it instead of against their own clock.
   app.use(function platformDate(_req: Request, res: Response, next: NextFunction) {
     res.setHeader('Date', clock.now().toUTCString());
     next();

@@ -50,6 +50,13 @@ export interface PlatformOptions {
    * @default undefined (tier limits)
    */
   rateLimit?: Partial<RateLimit>;
+  /**
+   * Length of the fixed rate-limit window. The document's windows are one minute;
+   * a shorter one lets benches and tests cover several windows in seconds. With
+   * a non-default length, `perMinute` and `X-RateLimit-Limit` count requests per
+   * window. @default 60
+   */
+  rateLimitWindowSeconds?: number;
   /** Delays in seconds between webhook attempts. @default [5, 30, 120, 600, 1800, 3600] */
   webhookRetrySchedule?: readonly number[];
   /** Time a webhook receiver has to answer 2xx. @default 10000 */
@@ -75,6 +82,7 @@ export interface ResolvedPlatformOptions {
   refreshTokenRotation: boolean;
   refreshGraceSeconds: number;
   rateLimit: Partial<RateLimit> | undefined;
+  rateLimitWindowSeconds: number;
   webhookRetrySchedule: readonly number[];
   webhookTimeoutMs: number;
   logger: Logger | boolean;
@@ -92,6 +100,7 @@ export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = {
   refreshTokenRotation: true,
   refreshGraceSeconds: 60,
   rateLimit: undefined,
+  rateLimitWindowSeconds: 60,
   webhookRetrySchedule: [5, 30, 120, 600, 1800, 3600],
   webhookTimeoutMs: 10_000,
   logger: false,
@@ -173,6 +182,10 @@ export function resolvePlatformOptions(options: PlatformOptions = {}): ResolvedP
       options.rateLimit === undefined
         ? undefined
         : validateRateLimit('rateLimit', options.rateLimit),
+    rateLimitWindowSeconds: positiveInt(
+      'rateLimitWindowSeconds',
+      options.rateLimitWindowSeconds ?? d.rateLimitWindowSeconds,
+    ),
     webhookRetrySchedule: [...schedule],
     webhookTimeoutMs: positiveInt(
       'webhookTimeoutMs',

@@ -277,12 +277,49 @@ describe('retries', () => {
     expect(calls).toBe(1);
   });
 
-  it('waits Retry-After seconds on 429 and retries, also for POST', async () => {
-    handlers.push(json(429, { error: 'slow', code: 'rate_limited' }, { 'retry-after': '1' }));
+  it('waits Retry-After seconds on 429 and retries a POST the rate limiter refused', async () => {
+    const reset = String(Math.floor(Date.now() / 1000) + 30);
+    handlers.push(
+      json(
+        429,
+        { error: 'slow', code: 'rate_limited' },
+        {
+          'retry-after': '1',
+          'x-ratelimit-limit': '10',
+          'x-ratelimit-remaining': '5',
+          'x-ratelimit-reset': reset,
+        },
+      ),
+    );
     handlers.push(json(201, { id: 'p' }));
     const t0 = Date.now();
     await makeClient().products.create({ name: 'x' });
+    // Seconds, not milliseconds (shopify-app-js #3364 read them as ms).
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('never repeats a POST after a 429 that might have been applied (no rate-limit headers)', async () => {
+    handlers.push(json(429, { error: 'slow', code: 'rate_limited' }, { 'retry-after': '1' }));
+    handlers.push(json(201, { id: 'p' }));
+    const err = await makeClient()
+      .products.create({ name: 'x' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err).toMatchObject({ code: 'rate_limited', mayHaveBeenApplied: true, method: 'POST' });
+    expect(seen).toHaveLength(1);
+    handlers = [];
+  });
+
+  it('a GET waits out a Retry-After longer than retries.maxDelayMs', async () => {
+    handlers.push(json(429, { error: 'slow', code: 'rate_limited' }, { 'retry-after': '2' }));
+    handlers.push(json(200, listBody));
+    const t0 = Date.now();
+    const page = await makeClient(undefined, {
+      retries: { max: 1, baseDelayMs: 1, maxDelayMs: 500 },
+    }).products.list();
+    expect(page.data).toHaveLength(1);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
     expect(seen).toHaveLength(2);
   });
 
@@ -293,10 +330,10 @@ describe('retries', () => {
     expect(page.data).toHaveLength(1);
   });
 
-  it('surfaces RateLimitedError with retryAfter in seconds when the wait exceeds the budget', async () => {
+  it('surfaces RateLimitedError with retryAfter in seconds when the wait exceeds maxRateLimitWaitMs', async () => {
     const date = new Date(Date.now() + 120_000).toUTCString();
     handlers.push(json(429, { error: 'slow', code: 'rate_limited' }, { 'retry-after': date }));
-    const err = await makeClient()
+    const err = await makeClient(undefined, { maxRateLimitWaitMs: 5000 })
       .products.list()
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
@@ -308,7 +345,7 @@ describe('retries', () => {
 
   it('after a long Retry-After, later calls of that store fail fast instead of hanging', async () => {
     handlers.push(json(429, { error: 'slow', code: 'rate_limited' }, { 'retry-after': '120' }));
-    const c = makeClient();
+    const c = makeClient(undefined, { maxRateLimitWaitMs: 5000 });
     const first = await c.products.list().catch((e: unknown) => e);
     expect(first).toBeInstanceOf(RateLimitedError);
     const t0 = Date.now();
@@ -316,7 +353,9 @@ describe('retries', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(second).toBeInstanceOf(RateLimitedError);
     expect(second).toMatchObject({ code: 'rate_limited', method: 'GET' });
-    expect((second as RateLimitedError).retryAfter).toBeGreaterThanOrEqual(119);
+    // The store is held for one window at most (a longer Retry-After is implausible), then asked again.
+    expect((second as RateLimitedError).retryAfter).toBeGreaterThanOrEqual(59);
+    expect((second as RateLimitedError).retryAfter).toBeLessThanOrEqual(60);
     expect(seen).toHaveLength(1);
   });
 

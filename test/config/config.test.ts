@@ -65,6 +65,7 @@ describe('resolveConfig', () => {
     expect(c.session).toMatchObject({ secure: true, sameSite: 'none', partitioned: true });
     expect(c.embedded.adminOrigin).toBe('https://auth.example.com');
     expect(c.oauth.installTimeFromServerDate).toBe(true);
+    expect(c.client.maxRateLimitWaitMs).toBe(120_000);
   });
 
   it('lets options win over the environment', () => {
@@ -185,6 +186,7 @@ describe('resolveConfig', () => {
     ['embedded.adminOrigin', { embedded: { adminOrigin: 'nope' } }],
     ['logger.level', { logger: { level: 'loud' as 'info' } }],
     ['client.tier', { client: { tier: 'gold' as 'elite' } }],
+    ['client.maxRateLimitWaitMs', { client: { maxRateLimitWaitMs: -1 } }],
     ['oauth.installTimeFromServerDate', { oauth: { installTimeFromServerDate: 'yes' as never } }],
   ])('validates %s', (setting, options) => {
     expect(problem(() => resolveConfig(options, ENV)).setting).toBe(setting);

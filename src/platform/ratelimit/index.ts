@@ -1,6 +1,7 @@
 /**
  * Per app-and-store rate limiting (contract): fixed 60-second windows aligned
- * to the platform clock, plus a cap on requests in flight.
+ * to the platform clock (shorter with `rateLimitWindowSeconds`, for benches),
+ * plus a cap on requests in flight.
  */
 import type { Clock } from '../clock.js';
 import type { RateLimit } from '../options.js';
@@ -30,7 +31,7 @@ export interface RateLimiter {
   reset(): void;
 }
 
-export function createRateLimiter(clock: Clock): RateLimiter {
+export function createRateLimiter(clock: Clock, windowSeconds = WINDOW_SECONDS): RateLimiter {
   const buckets = new Map<string, Bucket>();
 
   function bucketFor(key: string, windowStart: number): Bucket {
@@ -47,8 +48,8 @@ export function createRateLimiter(clock: Clock): RateLimiter {
 
   function window(): { start: number; reset: number } {
     const now = clock.nowSeconds();
-    const start = now - (now % WINDOW_SECONDS);
-    return { start, reset: start + WINDOW_SECONDS };
+    const start = now - (now % windowSeconds);
+    return { start, reset: start + windowSeconds };
   }
 
   return {
