@@ -9,6 +9,7 @@ export type { AuthenticatedStore } from './authenticated/index.js';
 export {
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
+  SESSION_LIFETIME_EXCEEDED,
   SESSION_REQUIRED,
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
@@ -52,6 +53,7 @@ export type {
   SecurityHeadersOptions,
   SessionOptions,
 } from './http/options.js';
+export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
 export type {
   AfterInstallContext,

@@ -10,7 +10,7 @@ import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
 import { kitErrorHandler } from './http/errors.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
-import { securityHeaders } from './http/security-headers.js';
+import { framingWarning, securityHeaders } from './http/security-headers.js';
 import { sessionMiddleware } from './http/session.js';
 import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
@@ -90,6 +90,8 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     oauth: await withDiscoveredEndpoints(resolved.oauth, options.oauth),
   };
   const logger = createKitLogger(config.logger);
+  const framing = framingWarning(config.securityHeaders.enabled, config.securityHeaders);
+  if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
   const closers: Array<() => Promise<void> | void> = [];
 
   // --- storage -------------------------------------------------------------

@@ -28,6 +28,7 @@ export {
   createLaunchVerifier,
   createSessionTokens,
   LAUNCH_TOKEN_INVALID,
+  SESSION_LIFETIME_EXCEEDED,
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
   SessionTokenError,
@@ -38,6 +39,12 @@ export interface AuthenticatedStore {
   storeId: string;
   /** Scopes the merchant granted. */
   scopes: readonly string[];
+  /**
+   * Configured scopes the merchant did not grant. Empty unless
+   * `auth.narrowerScopes` is 'record' (with 'refuse' such a store is sent
+   * through the install instead).
+   */
+  missingScopes: readonly string[];
   /** The API client for this store (refreshes itself, paced, typed errors). */
   client: StoreApiClient;
   /** Mint an app session token for the embedded frontend (`Authorization: Bearer`). */
@@ -61,6 +68,12 @@ export interface AuthenticatedDeps {
   clients: Pick<ClientFactory, 'forStore'>;
   /** Scopes the app is configured to need; a grant lacking one sends the merchant through /auth. */
   scopes: readonly string[];
+  /**
+   * 'record': a grant lacking some of `scopes` is served (the route sees
+   * `missingScopes`) instead of sent through /auth again.
+   * @default 'refuse'
+   */
+  narrowerScopes?: 'refuse' | 'record';
   sessionTokens: SessionTokenIssuer;
   /** Absent when the app is not embedded. */
   launch?: { param: string; verifier: LaunchVerifier };
@@ -68,6 +81,12 @@ export interface AuthenticatedDeps {
   startSession?: (req: Request, storeId: string) => Promise<void>;
   /** Absolute URL of the install begin route (`{appUrl}/auth`). */
   beginUrl: string;
+  /**
+   * Absolute lifetime of a merchant session (cookie, and the tokens renewed
+   * from it), in seconds; past it the merchant launches the app again.
+   * @default 86400
+   */
+  maxSessionAgeSeconds?: number;
   options: ResolvedAuthenticatedOptions;
   logger?: { warn(obj: Record<string, unknown>, msg: string): void };
 }
@@ -90,6 +109,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   const { options } = deps;
   const required = [...deps.scopes];
   const missingFrom = (granted: readonly string[]) => required.filter((s) => !granted.includes(s));
+  const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
 
   function authUrlFor(storeId: string | undefined): string {
     const url = new URL(deps.beginUrl);
@@ -161,7 +181,13 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   async function findStore(
     req: Request,
     res: Response,
-  ): Promise<{ storeId?: string; bearerError?: StoreAppError; handled?: boolean }> {
+  ): Promise<{
+    storeId?: string;
+    /** When the session began, epoch seconds (carried into renewed session tokens). */
+    authTime?: number;
+    bearerError?: StoreAppError;
+    handled?: boolean;
+  }> {
     const auth = req.get('authorization');
     // Other schemes (a staging proxy's Basic auth) are not ours: fall through to the cookie.
     if (auth !== undefined && /^bearer(\s|$)/i.test(auth)) {
@@ -175,14 +201,24 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         };
       }
       try {
-        return { storeId: await deps.sessionTokens.verify(m[1]) };
+        return await deps.sessionTokens.verifySession(m[1]);
       } catch (err) {
         if (err instanceof StoreAppError) return { bearerError: err };
         throw err;
       }
     }
     const launchToken = deps.launch ? req.query[deps.launch.param] : undefined;
-    if (deps.launch && typeof launchToken === 'string') {
+    // The admin only ever frames the app with a launch token. A browser that says this is
+    // a top-level page (a link someone handed out, carrying their own store's token) is
+    // not the admin: such a token signs nobody in, so it cannot switch this browser to
+    // another store (login CSRF). Without Fetch Metadata (old browsers, non-browsers) the
+    // signature, audience, age and single use still decide.
+    const dest = req.get('sec-fetch-dest');
+    const framed = dest === undefined || dest === 'iframe' || dest === 'frame';
+    if (deps.launch && typeof launchToken === 'string' && !framed) {
+      deps.logger?.warn({ dest }, 'Launch token outside a frame ignored (not from the admin).');
+    }
+    if (deps.launch && typeof launchToken === 'string' && framed) {
       let launched: string | undefined;
       try {
         launched = await deps.launch.verifier.verify(launchToken);
@@ -203,10 +239,22 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
             });
           }
         }
-        return { storeId: launched };
+        return { storeId: launched, authTime: Math.floor(Date.now() / 1000) };
       }
     }
-    const sessionStore = req.session?.storeId;
+    // A cookie session lives `maxSessionAgeSeconds` from its start, however active it is
+    // (express-session's store expiry is extended by every request).
+    if (req.session?.storeId !== undefined && req.session.authAt === undefined) {
+      // A session bound before sessions carried their start (an upgrade, or an app that
+      // set storeId itself): its lifetime counts from now.
+      req.session.authAt = Date.now();
+    }
+    const authAt = req.session?.authAt;
+    const current =
+      typeof authAt === 'number' && Date.now() - authAt < maxSessionAgeMs
+        ? req.session?.storeId
+        : undefined;
+    const sessionStore = current;
     const queryStore = req.query.store_id;
     if (
       isPageNavigation(req) &&
@@ -218,7 +266,10 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       reauthorize(req, res, queryStore, SESSION_REQUIRED, 'Sign in to this store first.');
       return { handled: true };
     }
-    return { storeId: sessionStore };
+    return {
+      storeId: sessionStore,
+      authTime: typeof authAt === 'number' ? Math.floor(authAt / 1000) : undefined,
+    };
   }
 
   return function authenticated(): RequestHandler {
@@ -228,6 +279,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       next: NextFunction,
     ): Promise<void> {
       let storeId: string | undefined;
+      let authTime: number | undefined;
       try {
         const found = await findStore(req, res);
         if (found.handled) return;
@@ -240,6 +292,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           return;
         }
         storeId = found.storeId;
+        authTime = found.authTime;
         if (!storeId) {
           const q = req.query.store_id;
           reauthorize(
@@ -258,7 +311,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           installation = await deps.tokens.reload(storeId);
           missing = missingFrom(installation.scopes);
         }
-        if (missing.length > 0) {
+        if (missing.length > 0 && deps.narrowerScopes !== 'record') {
           reauthorize(
             req,
             res,
@@ -272,8 +325,10 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         res.locals.store = {
           storeId: id,
           scopes: installation.scopes,
+          missingScopes: missing,
           client: deps.clients.forStore(id),
-          sessionToken: () => deps.sessionTokens.mint(id),
+          // A renewal keeps the session's start: it cannot outlive the session.
+          sessionToken: () => deps.sessionTokens.mint(id, authTime),
         };
         next();
       } catch (err) {
@@ -302,6 +357,12 @@ export function sessionTokenHandler(): RequestHandler {
       res.set('Cache-Control', 'no-store');
       res.json({ token, expiresAt: expiresAt.toISOString() });
     } catch (err) {
+      if (err instanceof SessionTokenError) {
+        // The session ended (its absolute lifetime): the merchant opens the app again.
+        res.set('Cache-Control', 'no-store');
+        res.status(401).json({ code: err.code, message: err.message });
+        return;
+      }
       next(err);
     }
   };

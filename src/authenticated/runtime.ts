@@ -47,8 +47,8 @@ export interface ApiRuntime {
 export interface ApiRuntimeConfig {
   appUrl: string;
   oauth: ResolvedOAuthOptions;
-  auth: Pick<ResolvedAuthRouteOptions, 'beginUrl'>;
-  session: Pick<ResolvedHttpOptions['session'], 'secret'>;
+  auth: Pick<ResolvedAuthRouteOptions, 'beginUrl' | 'narrowerScopes'>;
+  session: Pick<ResolvedHttpOptions['session'], 'secret' | 'maxAgeSeconds'>;
   embedded: Pick<ResolvedHttpOptions['embedded'], 'enabled' | 'launchParam'>;
   client: ResolvedClientOptions;
   refresh: ResolvedRefreshOptions;
@@ -97,6 +97,8 @@ export function createApiRuntime(
     issuer: config.appUrl,
     ttlSeconds: config.authenticated.sessionTokenTtlSeconds,
     clockToleranceSeconds: config.authenticated.clockToleranceSeconds,
+    // One absolute lifetime for the merchant's session, cookie or token.
+    maxSessionAgeSeconds: config.session.maxAgeSeconds,
   });
   const claimOnce = deps.storage.claimOnce?.bind(deps.storage);
   const launch = config.embedded.enabled
@@ -117,9 +119,11 @@ export function createApiRuntime(
     tokens,
     clients,
     scopes: config.oauth.scopes,
+    narrowerScopes: config.auth.narrowerScopes,
     sessionTokens,
     launch,
     startSession: (req: Request, storeId: string) => startStoreSession(req, storeId),
+    maxSessionAgeSeconds: config.session.maxAgeSeconds,
     beginUrl: config.auth.beginUrl,
     options: config.authenticated,
     logger: deps.logger,

@@ -16,10 +16,13 @@ import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
 export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
 export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
 export const LAUNCH_TOKEN_INVALID = 'LAUNCH_TOKEN_INVALID' as const;
+/** The session behind the token is older than its absolute lifetime: open the app from the admin again. */
+export const SESSION_LIFETIME_EXCEEDED = 'SESSION_LIFETIME_EXCEEDED' as const;
 
 export type SessionTokenErrorCode =
   | typeof SESSION_TOKEN_INVALID
   | typeof SESSION_TOKEN_EXPIRED
+  | typeof SESSION_LIFETIME_EXCEEDED
   | typeof LAUNCH_TOKEN_INVALID;
 
 /** A bearer or launch token was refused. The message never contains the token. */
@@ -39,12 +42,29 @@ export function isPlausibleStoreId(v: unknown): v is string {
   return typeof v === 'string' && STORE_ID_PATTERN.test(v);
 }
 
+/** What a verified app session token says. */
+export interface VerifiedSession {
+  storeId: string;
+  /** When the merchant's session began (launch or install), epoch seconds; renewals keep it. */
+  authTime: number;
+}
+
 export interface SessionTokenIssuer {
-  /** Mint a token for the store; `expiresAt` tells the frontend when to fetch a new one. */
-  mint(storeId: string): Promise<{ token: string; expiresAt: Date }>;
+  /**
+   * Mint a token for the store; `expiresAt` tells the frontend when to fetch a
+   * new one. `authTime` (epoch seconds) is when the session it renews began;
+   * a renewal passes the original so no chain of renewals outlives the
+   * session's absolute lifetime. @default now (a new session)
+   */
+  mint(storeId: string, authTime?: number): Promise<{ token: string; expiresAt: Date }>;
   /** Verify and return the store id; throws SessionTokenError. */
   verify(token: string): Promise<string>;
+  /** Verify and return the store id and when its session began; throws SessionTokenError. */
+  verifySession(token: string): Promise<VerifiedSession>;
 }
+
+/** Claim carrying the session's original authentication time (epoch seconds). */
+const AUTH_TIME_CLAIM = 'auth_time';
 
 function deriveKey(secret: string): KeyObject {
   const bytes = hkdfSync(
@@ -65,6 +85,12 @@ export function createSessionTokens(config: {
   issuer: string;
   ttlSeconds: number;
   clockToleranceSeconds: number;
+  /**
+   * Absolute lifetime of the session a token belongs to, in seconds: no token
+   * is minted or accepted past `auth_time` + this, however often it was renewed.
+   * @default 86400 (the default of `session.maxAgeSeconds`)
+   */
+  maxSessionAgeSeconds?: number;
 }): SessionTokenIssuer {
   const keys = config.secrets.map(deriveKey);
   const signingKey = keys[0];
@@ -74,9 +100,86 @@ export function createSessionTokens(config: {
    * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
    * in jose) on every request of an embedded page.
    */
-  const verified = new Map<string, { storeId: string; until: number }>();
+  const verified = new Map<string, { storeId: string; authTime: number; until: number }>();
+  const maxAge = config.maxSessionAgeSeconds ?? 86_400;
+  const sessionEnd = (authTime: number) => authTime + maxAge;
+
+  async function verifySession(token: string): Promise<VerifiedSession> {
+    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+      throw new SessionTokenError(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
+    }
+    const hit = verified.get(token);
+    if (hit) {
+      if (Date.now() < hit.until) return { storeId: hit.storeId, authTime: hit.authTime };
+      verified.delete(token);
+    }
+    let last: unknown;
+    for (const key of keys) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          issuer: config.issuer,
+          audience: config.clientId,
+          clockTolerance: config.clockToleranceSeconds,
+          requiredClaims: ['sub', 'exp', 'iat', AUTH_TIME_CLAIM],
+          // A token cannot claim to live longer than we mint them.
+          maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
+        });
+        if (!isPlausibleStoreId(payload.sub)) {
+          throw new SessionTokenError(
+            SESSION_TOKEN_INVALID,
+            'The app session token names no store.',
+          );
+        }
+        const authTime = payload[AUTH_TIME_CLAIM];
+        const iat = payload.iat ?? 0;
+        if (
+          typeof authTime !== 'number' ||
+          !Number.isInteger(authTime) ||
+          authTime > iat + config.clockToleranceSeconds
+        ) {
+          throw new SessionTokenError(
+            SESSION_TOKEN_INVALID,
+            'The app session token has no valid session start.',
+          );
+        }
+        const now = Math.floor(Date.now() / 1000);
+        // auth_time and now are both our clock: no tolerance at the session's end.
+        if (now >= sessionEnd(authTime)) {
+          throw new SessionTokenError(
+            SESSION_LIFETIME_EXCEEDED,
+            'The app session reached its maximum age; open the app from the store admin again.',
+          );
+        }
+        if (verified.size >= VERIFIED_CACHE_SIZE) verified.clear();
+        // Never trusted longer than jose would accept it: exp, iat + the lifetime we mint,
+        // and the end of the session it belongs to.
+        const until =
+          Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
+        verified.set(token, { storeId: payload.sub, authTime, until });
+        return { storeId: payload.sub, authTime };
+      } catch (err) {
+        if (err instanceof joseErrors.JWTExpired) {
+          throw new SessionTokenError(
+            SESSION_TOKEN_EXPIRED,
+            'The app session token expired; fetch a new one and retry.',
+          );
+        }
+        if (err instanceof SessionTokenError) throw err;
+        // Only a bad signature may be fixed by an older key; claims failures are final.
+        last = err;
+        if (!(err instanceof joseErrors.JWSSignatureVerificationFailed)) break;
+      }
+    }
+    throw new SessionTokenError(
+      SESSION_TOKEN_INVALID,
+      'The app session token is invalid (bad signature, audience, issuer or claims).',
+      last instanceof Error ? { name: last.name } : undefined,
+    );
+  }
+
   return {
-    async mint(storeId) {
+    async mint(storeId, authTime) {
       if (!isPlausibleStoreId(storeId)) {
         throw new SessionTokenError(
           SESSION_TOKEN_INVALID,
@@ -84,8 +187,19 @@ export function createSessionTokens(config: {
         );
       }
       const iat = Math.floor(Date.now() / 1000);
-      const exp = iat + config.ttlSeconds;
-      const token = await new SignJWT({})
+      const start = authTime ?? iat;
+      if (!Number.isInteger(start) || start > iat + config.clockToleranceSeconds) {
+        throw new SessionTokenError(SESSION_TOKEN_INVALID, 'Cannot mint a token for that session.');
+      }
+      if (iat >= sessionEnd(start)) {
+        throw new SessionTokenError(
+          SESSION_LIFETIME_EXCEEDED,
+          'The app session reached its maximum age; open the app from the store admin again.',
+        );
+      }
+      // A renewal never reaches past the session's end.
+      const exp = Math.min(iat + config.ttlSeconds, sessionEnd(start));
+      const token = await new SignJWT({ [AUTH_TIME_CLAIM]: start })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setIssuer(config.issuer)
         .setAudience(config.clientId)
@@ -97,59 +211,9 @@ export function createSessionTokens(config: {
       return { token, expiresAt: new Date(exp * 1000) };
     },
     async verify(token) {
-      if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
-        throw new SessionTokenError(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
-      }
-      const hit = verified.get(token);
-      if (hit) {
-        if (Date.now() < hit.until) return hit.storeId;
-        verified.delete(token);
-      }
-      let last: unknown;
-      for (const key of keys) {
-        try {
-          const { payload } = await jwtVerify(token, key, {
-            algorithms: ['HS256'],
-            issuer: config.issuer,
-            audience: config.clientId,
-            clockTolerance: config.clockToleranceSeconds,
-            requiredClaims: ['sub', 'exp', 'iat'],
-            // A token cannot claim to live longer than we mint them.
-            maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
-          });
-          if (!isPlausibleStoreId(payload.sub)) {
-            throw new SessionTokenError(
-              SESSION_TOKEN_INVALID,
-              'The app session token names no store.',
-            );
-          }
-          if (verified.size >= VERIFIED_CACHE_SIZE) verified.clear();
-          // Never trusted longer than jose would accept it: exp, and iat + the lifetime we mint.
-          const until = Math.min(
-            (payload.exp ?? 0) * 1000,
-            ((payload.iat ?? 0) + config.ttlSeconds) * 1000,
-          );
-          verified.set(token, { storeId: payload.sub, until });
-          return payload.sub;
-        } catch (err) {
-          if (err instanceof joseErrors.JWTExpired) {
-            throw new SessionTokenError(
-              SESSION_TOKEN_EXPIRED,
-              'The app session token expired; fetch a new one and retry.',
-            );
-          }
-          if (err instanceof SessionTokenError) throw err;
-          // Only a bad signature may be fixed by an older key; claims failures are final.
-          last = err;
-          if (!(err instanceof joseErrors.JWSSignatureVerificationFailed)) break;
-        }
-      }
-      throw new SessionTokenError(
-        SESSION_TOKEN_INVALID,
-        'The app session token is invalid (bad signature, audience, issuer or claims).',
-        last instanceof Error ? { name: last.name } : undefined,
-      );
+      return (await verifySession(token)).storeId;
     },
+    verifySession,
   };
 }
 

@@ -281,6 +281,7 @@ export function resolveConfig(
       bindingCookieName: o.auth.bindingCookieName,
       beforeInstall: o.auth.beforeInstall,
       afterInstall: o.auth.afterInstall,
+      narrowerScopes: o.auth.narrowerScopes,
     },
     storage: o.storage,
     session: {

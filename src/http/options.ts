@@ -170,6 +170,17 @@ export const securityHeadersOptionsSchema = v.strictObject({
    * Extra helmet options merged over the kit's (the kit's `frame-ancestors` is kept).
    * @default {}
    */
+  /**
+   * `'protected'`: CSP `frame-ancestors` (the admin origin when embedded, else
+   * `'none'` plus `X-Frame-Options: DENY`) is always sent, whatever `helmet`
+   * says. `'unprotected'`: neither is sent (your proxy sets them); the kit
+   * logs a warning at start.
+   * @default 'protected'
+   */
+  framing: v.optional(
+    v.picklist(['protected', 'unprotected'], "must be 'protected' or 'unprotected'."),
+    'protected',
+  ),
   helmet: v.optional(
     v.custom<HelmetOptions>(
       (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
@@ -202,5 +213,9 @@ export interface ResolvedHttpOptions {
     instance: Logger | undefined;
     destination: DestinationStream | undefined;
   };
-  securityHeaders: { enabled: boolean; helmet: HelmetOptions };
+  securityHeaders: {
+    enabled: boolean;
+    helmet: HelmetOptions;
+    framing: 'protected' | 'unprotected';
+  };
 }

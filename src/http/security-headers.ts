@@ -3,6 +3,12 @@
  * `frame-ancestors` names only the admin origin and no `X-Frame-Options`
  * (which cannot allow one origin) when embedded; `frame-ancestors 'none'`
  * and `X-Frame-Options: DENY` otherwise.
+ *
+ * No helmet option can take the framing protection away: with the CSP turned
+ * off or made report-only (which browsers do not enforce, and which ignores
+ * `frame-ancestors` anyway), an enforced `Content-Security-Policy` carrying
+ * only `frame-ancestors` is still sent. Only `framing: 'unprotected'` drops
+ * it, and the kit logs a warning at start when it does.
  */
 import type { RequestHandler } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
@@ -12,13 +18,36 @@ export function frameAncestors(embedded: ResolvedHttpOptions['embedded']): strin
   return embedded.enabled ? [embedded.adminOrigin] : ["'none'"];
 }
 
+/**
+ * Why the app can be framed by any site under these options, or null when it
+ * cannot. The kit logs it as a warning at start.
+ */
+export function framingWarning(
+  enabled: boolean,
+  options: Pick<ResolvedHttpOptions['securityHeaders'], 'framing'>,
+): string | null {
+  if (!enabled) {
+    return 'securityHeaders.enabled is false: no frame-ancestors and no X-Frame-Options are sent, so any site can frame the app (clickjacking). Set your own framing headers.';
+  }
+  if (options.framing === 'unprotected') {
+    return "securityHeaders.framing is 'unprotected': no frame-ancestors and no X-Frame-Options are sent, so any site can frame the app (clickjacking).";
+  }
+  return null;
+}
+
 export function securityHeaders(
   embedded: ResolvedHttpOptions['embedded'],
-  options: ResolvedHttpOptions['securityHeaders'],
+  options: {
+    helmet: HelmetOptions;
+    enabled?: boolean;
+    /** @default 'protected' */
+    framing?: ResolvedHttpOptions['securityHeaders']['framing'];
+  },
   /** Whether the app is served over HTTPS (its URL). @default true */
   https = true,
 ): RequestHandler {
   const extra: HelmetOptions = options.helmet;
+  const protectFraming = options.framing !== 'unprotected';
   const extraCsp =
     typeof extra.contentSecurityPolicy === 'object' ? extra.contentSecurityPolicy : {};
   const config: HelmetOptions = {
@@ -32,16 +61,32 @@ export function securityHeaders(
               // On a plain-HTTP development URL, helmet's default would make
               // browsers rewrite the app's own http:// assets to https:// and fail.
               ...(https ? {} : { upgradeInsecureRequests: null }),
-              ...extraCsp.directives,
+              ...withoutFrameAncestors(extraCsp.directives),
               // Always ours: widening it would let any site frame the app.
-              frameAncestors: frameAncestors(embedded),
+              frameAncestors: protectFraming ? frameAncestors(embedded) : null,
             },
           },
     // X-Frame-Options has no "allow this origin": when embedded it must be absent.
-    xFrameOptions: embedded.enabled ? false : { action: 'deny' },
+    xFrameOptions: embedded.enabled || !protectFraming ? false : { action: 'deny' },
   } as HelmetOptions;
   const handler = helmet(config);
+  // helmet sends no enforced CSP in these two cases; frame-ancestors must still be enforced.
+  const cspOff = extra.contentSecurityPolicy === false || extraCsp.reportOnly === true;
+  const framingOnly =
+    protectFraming && cspOff ? `frame-ancestors ${frameAncestors(embedded).join(' ')}` : null;
   return function storeAppSecurityHeaders(req, res, next) {
+    if (framingOnly) res.setHeader('Content-Security-Policy', framingOnly);
     handler(req, res, next);
   };
+}
+
+/** The app's directives minus any spelling of frame-ancestors (helmet accepts both). */
+function withoutFrameAncestors(
+  directives: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(directives ?? {})) {
+    if (k.replace(/-/g, '').toLowerCase() !== 'frameancestors') out[k] = v;
+  }
+  return out;
 }

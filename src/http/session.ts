@@ -14,6 +14,11 @@ declare module 'express-session' {
   interface SessionData {
     /** The merchant store this browser session acts for. */
     storeId?: string;
+    /**
+     * When the session was bound to the store (install or admin launch), epoch
+     * ms. Its absolute lifetime counts from here; requests do not extend it.
+     */
+    authAt?: number;
   }
 }
 
@@ -59,6 +64,7 @@ export function startStoreSession(
         return;
       }
       req.session.storeId = storeId;
+      req.session.authAt = Date.now();
       req.session.save((saveErr) => (saveErr ? reject(saveErr) : resolve()));
     });
   });

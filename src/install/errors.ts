@@ -27,6 +27,8 @@ export const INSTALL_ERROR_CODES = {
   CLIENT_REJECTED: 'INSTALL_CLIENT_REJECTED',
   /** The database could not be reached (503). */
   STORAGE_UNAVAILABLE: 'STORAGE_UNAVAILABLE',
+  /** The merchant granted fewer scopes than the app needs, and `auth.narrowerScopes` is 'refuse' (403). */
+  SCOPES_NOT_GRANTED: 'INSTALL_SCOPES_NOT_GRANTED',
   /** beforeInstall or afterInstall threw (500). */
   HOOK_FAILED: 'INSTALL_HOOK_FAILED',
 } as const;

@@ -10,6 +10,11 @@ export interface InstallHookContext {
   storeId: string;
   /** Scopes the merchant granted. */
   scopes: string[];
+  /**
+   * Scopes the app asked for and the merchant did not grant (only ever
+   * non-empty with `auth.narrowerScopes: 'record'`).
+   */
+  missingScopes: string[];
 }
 
 export interface AfterInstallContext extends InstallHookContext {
@@ -59,6 +64,21 @@ export const authRouteOptionsSchema = v.strictObject({
    * @default undefined
    */
   afterInstall: v.optional(fn<AfterInstallHook>('must be a function.')),
+  /**
+   * What to do when the platform grants fewer scopes than `oauth.scopes`.
+   * `'refuse'`: nothing is stored; the merchant sees a 403 page
+   * (`INSTALL_SCOPES_NOT_GRANTED`) asking to approve every permission.
+   * `'record'`: the installation is stored with the scopes actually granted,
+   * a warning is logged, the hooks get `missingScopes`, and
+   * `res.locals.store.missingScopes` lists them on every route (the app
+   * works with less; calls needing a missing scope fail with
+   * `InsufficientScopeError`).
+   * @default 'refuse'
+   */
+  narrowerScopes: v.optional(
+    v.picklist(['refuse', 'record'], "must be 'refuse' or 'record'."),
+    'refuse',
+  ),
 });
 
 /** Install routes and hooks (`options.auth`). */
@@ -75,4 +95,5 @@ export interface ResolvedAuthRouteOptions {
   bindingCookieName: string;
   beforeInstall: BeforeInstallHook | undefined;
   afterInstall: AfterInstallHook | undefined;
+  narrowerScopes: 'refuse' | 'record';
 }

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { StoreAppError } from '../errors/index.js';
 import { storeLogger } from '../http/logger.js';
 import type { ResolvedHttpOptions } from '../http/options.js';
+import { normalizeRedirectTarget } from '../http/redirect-target.js';
 import { frameAncestors } from '../http/security-headers.js';
 import { startStoreSession } from '../http/session.js';
 import { buildAuthorizeUrl } from '../oauth/authorize-url.js';
@@ -17,19 +18,26 @@ import { INVALID_CLIENT, INVALID_GRANT, OAuthError } from '../oauth/errors.js';
 import type { ResolvedOAuthOptions } from '../oauth/options.js';
 import { OAUTH_ENV } from '../oauth/options.js';
 import { codeChallengeS256, createCodeVerifier } from '../oauth/pkce.js';
-import { createBrowserBinding, createState, hashBinding, safeEqual } from '../oauth/state.js';
+import { createState } from '../oauth/state.js';
 import { requestToken } from '../oauth/token-endpoint.js';
-import type { OAuthStateRecord, Storage } from '../storage/types.js';
+import type { Storage } from '../storage/types.js';
 import { INSTALL_ERROR_CODES as E } from './errors.js';
 import type { ResolvedAuthRouteOptions } from './options.js';
 import { sendBreakout, sendPage } from './pages.js';
+import {
+  createPendingInstallCookie,
+  hashState,
+  MAX_PENDING_COOKIE_LENGTH,
+  type PendingInstall,
+  STATE_CLAIM_NAMESPACE,
+} from './pending-cookie.js';
 
 /** The resolved settings the install routes read (a slice of the kit's configuration). */
 export interface InstallRoutesConfig {
   appUrl: string;
   oauth: ResolvedOAuthOptions;
   auth: ResolvedAuthRouteOptions;
-  session: Pick<ResolvedHttpOptions['session'], 'secure'>;
+  session: Pick<ResolvedHttpOptions['session'], 'secure' | 'secret'>;
   embedded: ResolvedHttpOptions['embedded'];
 }
 
@@ -49,7 +57,6 @@ export interface InstallRoutesDeps {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Longest query value accepted; real states, codes and ids are far shorter. */
 const MAX_QUERY_VALUE = 2048;
-const MAX_RETURN_TO = 1024;
 /** claimOnce namespace of exchanged authorization codes (SHA-256, never the code). */
 export const CODE_CLAIM_NAMESPACE = 'oauth-code';
 /**
@@ -72,15 +79,6 @@ function readQuery(req: Request): Query | null {
   return out;
 }
 
-/** An app-relative path (never `//host` or a backslash trick), else null. */
-function safeReturnTo(v: string | undefined): string | null {
-  if (v === undefined || v === '') return null;
-  if (v.length > MAX_RETURN_TO || !v.startsWith('/') || v.startsWith('//') || /[\\\s]/.test(v)) {
-    return null;
-  }
-  return v;
-}
-
 function isStorageFailure(err: unknown): boolean {
   return err instanceof StoreAppError && err.code === 'STORAGE_UNAVAILABLE';
 }
@@ -89,12 +87,18 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
   const { config, storage } = deps;
   const router = Router();
   const ancestors = frameAncestors(config.embedded);
+  const pending = createPendingInstallCookie(config.session.secret);
   const cookieOpts = {
     httpOnly: true,
     // Top-level cookie: Lax is sent on the platform's redirect back to us.
     sameSite: 'lax' as const,
     secure: config.session.secure,
-    path: new URL(config.auth.redirectUri).pathname,
+    // Sent to the begin route (which adds to the list other tabs started) and the
+    // callback, nowhere else the two do not share.
+    path: commonPath(
+      new URL(config.auth.beginUrl).pathname,
+      new URL(config.auth.redirectUri).pathname,
+    ),
   };
 
   const beginUrlFor = (storeId: string | null, returnTo: string | null = null): string => {
@@ -106,20 +110,27 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
 
   const log = (res: Response): Logger => res.locals.log ?? deps.logger;
 
-  // Abandoned installs leave state rows behind; sweep them now and then, off
-  // the request's path (a failure only delays the cleanup).
-  let lastSweep = 0;
-  const sweepExpiredStates = (): void => {
-    const now = Date.now();
-    if (now - lastSweep < 60_000) return;
-    lastSweep = now;
-    storage.oauthStates.deleteExpired(new Date(now)).catch((err: unknown) => {
-      deps.logger.warn({ err }, 'install: could not delete expired OAuth states');
-    });
-  };
+  const readPending = (req: Request): Promise<PendingInstall[]> =>
+    pending.read(readCookie(req, config.auth.bindingCookieName, MAX_PENDING_COOKIE_LENGTH));
+  /** Sets the pending-install cookie to `entries`, or clears it when none are left. */
+  async function writePending(res: Response, entries: PendingInstall[]): Promise<() => void> {
+    if (entries.length === 0) {
+      return () => res.clearCookie(config.auth.bindingCookieName, cookieOpts);
+    }
+    const value = await pending.write(entries);
+    return () =>
+      res.cookie(config.auth.bindingCookieName, value, {
+        ...cookieOpts,
+        maxAge: config.auth.stateTtlSeconds * 1000,
+      });
+  }
 
-  /** Creates a pending install and redirects the browser to the authorize page. */
+  /**
+   * Adds a pending install to this browser's cookie and redirects it to the
+   * authorize page. Nothing is written server-side (see pending-cookie.ts).
+   */
   async function redirectToAuthorize(
+    existing: readonly PendingInstall[],
     res: Response,
     storeId: string | null,
     returnTo: string | null,
@@ -127,21 +138,17 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
   ): Promise<void> {
     const state = createState();
     const codeVerifier = createCodeVerifier();
-    const binding = createBrowserBinding();
-    const record: OAuthStateRecord = {
-      state,
+    const entry: PendingInstall = {
+      stateHash: hashState(state),
       codeVerifier,
       storeId,
-      browserBinding: hashBinding(binding),
-      retried,
       returnTo,
-      expiresAt: new Date(Date.now() + config.auth.stateTtlSeconds * 1000),
+      retried,
+      expiresAt: Math.floor(Date.now() / 1000) + config.auth.stateTtlSeconds,
     };
-    await storage.oauthStates.create(record);
-    res.cookie(config.auth.bindingCookieName, binding, {
-      ...cookieOpts,
-      maxAge: config.auth.stateTtlSeconds * 1000,
-    });
+    // Other tabs' installs stay pending next to this one.
+    const others = existing.filter((e) => e.stateHash !== entry.stateHash);
+    (await writePending(res, [...others, entry]))();
     const url = buildAuthorizeUrl({
       authorizeUrl: config.oauth.authorizeUrl,
       clientId: config.oauth.clientId,
@@ -187,7 +194,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       });
       return;
     }
-    const returnTo = safeReturnTo(q.return_to);
+    const returnTo = normalizeRedirectTarget(q.return_to, config.appUrl);
     const dest = req.get('sec-fetch-dest');
     const inFrame =
       dest === 'iframe' || dest === 'frame' || (dest === undefined && q.embedded === '1');
@@ -195,9 +202,8 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       sendBreakout(res, beginUrlFor(storeId, returnTo), ancestors);
       return;
     }
-    sweepExpiredStates();
     try {
-      await redirectToAuthorize(res, storeId, returnTo, false);
+      await redirectToAuthorize(await readPending(req), res, storeId, returnTo, false);
     } catch (err) {
       if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(storeId, returnTo));
       throw err;
@@ -218,19 +224,15 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       return;
     }
     const queryStore = q.store_id !== undefined && UUID.test(q.store_id) ? q.store_id : null;
-    const clearBinding = () => res.clearCookie(config.auth.bindingCookieName, cookieOpts);
+    const entries = await readPending(req);
+    const entry = q.state ? pending.find(entries, q.state) : undefined;
+    // This install is over whatever happens next: drop it from the cookie, keep other tabs' ones.
+    const remaining = entries.filter((e) => e !== entry);
+    const clearBinding = await writePending(res, remaining);
 
     if (q.error !== undefined) {
       const code = /^[a-z_]{1,64}$/.test(q.error) ? q.error : 'unknown_error';
-      let begunFor: string | null = null;
-      // Use the state up now: the install it belonged to is over.
-      if (q.state) {
-        try {
-          begunFor = (await storage.oauthStates.consume(q.state))?.storeId ?? null;
-        } catch (err) {
-          if (!isStorageFailure(err)) throw err;
-        }
-      }
+      const begunFor = entry?.storeId ?? null;
       clearBinding();
       const retryUrl = beginUrlFor(begunFor ?? queryStore);
       l.info({ oauthError: code }, 'install: the platform returned an error');
@@ -277,8 +279,9 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       });
       return;
     }
-    const binding = readCookie(req, config.auth.bindingCookieName);
-    if (!binding) {
+    // No cookie at all: begun elsewhere (or the browser dropped it). A cookie whose
+    // entries expired or do not match the state is the state's fault, below.
+    if (readCookie(req, config.auth.bindingCookieName, MAX_PENDING_COOKIE_LENGTH) === null) {
       sendPage(res, {
         status: 400,
         code: E.BINDING_MISSING,
@@ -290,20 +293,23 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       return;
     }
 
-    let record: OAuthStateRecord | null;
-    try {
-      record = await storage.oauthStates.consume(state);
-    } catch (err) {
-      if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(queryStore));
-      throw err;
+    // The entry came out of this browser's encrypted cookie (so the install was begun
+    // here); the claim makes its state single-use across every instance.
+    let claimed = false;
+    if (entry) {
+      try {
+        claimed = await storage.claimOnce(
+          STATE_CLAIM_NAMESPACE,
+          entry.stateHash,
+          new Date(entry.expiresAt * 1000),
+        );
+      } catch (err) {
+        if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(queryStore));
+        throw err;
+      }
     }
-    // consume() looked the state up by value; compare again in constant time
-    // and check the browser binding (hashed at rest) the same way.
-    const valid =
-      record !== null &&
-      safeEqual(record.state, state) &&
-      safeEqual(record.browserBinding, hashBinding(binding));
-    if (!record || !valid) {
+    const record = claimed ? entry : undefined;
+    if (!record) {
       clearBinding();
       sendPage(res, {
         status: 400,
@@ -311,7 +317,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
         title: 'Installation expired',
         message:
           'This install link is no longer valid (expired, already used, or started in another browser). Start the install again.',
-        retryUrl: beginUrlFor(record?.storeId ?? queryStore),
+        retryUrl: beginUrlFor(entry?.storeId ?? queryStore),
       });
       return;
     }
@@ -381,7 +387,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
         // A stale or reused code: one fresh attempt, marked so it cannot loop.
         l.info('install: code refused (invalid_grant), restarting the install once');
         try {
-          await redirectToAuthorize(res, record.storeId, record.returnTo, true);
+          await redirectToAuthorize(remaining, res, record.storeId, record.returnTo, true);
         } catch (e) {
           if (isStorageFailure(e)) return storageDown(res, e, beginUrlFor(record.storeId));
           throw e;
@@ -450,10 +456,31 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     // RFC 6749 §5.1: no scope in the response means the requested scope was granted.
     const scopes = token.scopeMissing ? [...config.oauth.scopes] : token.scopes;
     const sl = storeLogger(l, storeId);
+    // A narrower grant is never stored as if it were the install the app asked for.
+    const missingScopes = config.oauth.scopes.filter((s) => !scopes.includes(s));
+    if (missingScopes.length > 0) {
+      sl.warn(
+        { missingScopes, policy: config.auth.narrowerScopes },
+        'install: the merchant granted fewer scopes than requested',
+      );
+      if (config.auth.narrowerScopes === 'refuse') {
+        clearBinding();
+        sendPage(res, {
+          status: 403,
+          code: E.SCOPES_NOT_GRANTED,
+          title: 'Permissions missing',
+          message:
+            'The app needs every permission it asked for, and some were not granted. Nothing was saved; install again and approve all permissions.',
+          retryUrl: beginUrlFor(storeId),
+          retryLabel: 'Install the app',
+        });
+        return;
+      }
+    }
 
     if (config.auth.beforeInstall) {
       try {
-        await config.auth.beforeInstall({ storeId, scopes });
+        await config.auth.beforeInstall({ storeId, scopes, missingScopes });
       } catch (err) {
         clearBinding();
         sl.error({ err }, 'install: beforeInstall hook failed; nothing stored');
@@ -499,7 +526,13 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
 
     if (config.auth.afterInstall) {
       try {
-        await config.auth.afterInstall({ storeId, scopes, installation, reinstall });
+        await config.auth.afterInstall({
+          storeId,
+          scopes,
+          missingScopes,
+          installation,
+          reinstall,
+        });
       } catch (err) {
         sl.error({ err }, 'install: afterInstall hook failed; the installation is kept');
         sendPage(res, {
@@ -534,8 +567,18 @@ function homeUrl(config: InstallRoutesConfig, storeId: string, returnTo: string 
   return u.toString();
 }
 
+/** The longest path of whole segments both paths start with (`/auth` for `/auth`, `/auth/callback`). */
+function commonPath(a: string, b: string): string {
+  const x = a.split('/');
+  const y = b.split('/');
+  let i = 0;
+  while (i < x.length && i < y.length && x[i] === y[i]) i++;
+  const shared = x.slice(0, i).join('/');
+  return shared === '' ? '/' : shared;
+}
+
 /** One cookie's value from the Cookie header (no cookie-parser needed). */
-function readCookie(req: Request, name: string): string | null {
+function readCookie(req: Request, name: string, maxLength = 256): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
   for (const part of header.split(';')) {
@@ -545,7 +588,7 @@ function readCookie(req: Request, name: string): string | null {
     const raw = part.slice(i + 1).trim();
     try {
       const v = decodeURIComponent(raw);
-      return v.length > 0 && v.length <= 256 ? v : null;
+      return v.length > 0 && v.length <= maxLength ? v : null;
     } catch {
       return null;
     }

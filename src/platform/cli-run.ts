@@ -19,7 +19,11 @@ Runs a local Merchant Store Platform (OAuth server, REST API, admin, dashboard).
 
 Options:
   --port <n>         Port to listen on (default 4400; 0 = any free port)
-  --host <host>      Interface to listen on (default 127.0.0.1)
+  --host <host>      Interface to listen on (default 127.0.0.1; anything else
+                     exposes client secrets to the network: a warning is printed)
+  --allowed-host <name>
+                     Another Host name to answer to (repeatable); requests with
+                     any other Host get 421 (DNS-rebinding defence)
   --db <file>        SQLite file to keep data across restarts (default: in memory)
   --seed [n]         Create a store filled with sample data (n products, default 60)
   --tier <tier>      Tier of apps registered with --app: community, partner, elite
@@ -34,6 +38,7 @@ Options:
 interface CliArgs {
   port: number;
   host: string;
+  allowedHosts: string[];
   db: string | undefined;
   seed: number | boolean;
   tier: Tier | undefined;
@@ -47,6 +52,7 @@ function parse(argv: string[]): CliArgs | 'help' {
   const out: CliArgs = {
     port: 4400,
     host: '127.0.0.1',
+    allowedHosts: [],
     db: undefined,
     seed: false,
     tier: undefined,
@@ -79,6 +85,9 @@ function parse(argv: string[]): CliArgs | 'help' {
       }
       case '--host':
         out.host = value();
+        break;
+      case '--allowed-host':
+        out.allowedHosts.push(value());
         break;
       case '--db':
         out.db = value();
@@ -167,6 +176,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     platform = await startPlatform({
       port: args.port,
       host: args.host,
+      allowedHosts: args.allowedHosts,
       ...(args.db ? { db: args.db } : {}),
       ...(faults ? { faults } : {}),
     });

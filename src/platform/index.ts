@@ -47,6 +47,7 @@ import { createFaultInjector, type FaultCounts, type FaultOptions } from './faul
 import { PLATFORM_CSS } from './html.js';
 import { type PlatformOptions, resolvePlatformOptions } from './options.js';
 import { createRateLimiter } from './ratelimit/index.js';
+import { allowedHostNames, allowedHostsOnly, isLoopbackHost } from './security.js';
 import { createStoreDirectory, type StoreDirectory } from './stores.js';
 import {
   createWebhookDispatcher,
@@ -79,6 +80,12 @@ export interface InstallTarget {
   /** The authorize URL the app sent the merchant to (GET /oauth/authorize?…). */
   authorizeUrl: string;
   storeId: string;
+  /**
+   * The merchant grants only these of the requested scopes (a narrower grant,
+   * as RFC 6749 §3.3 allows); each must be one the app asked for.
+   * @default every requested scope
+   */
+  grantScopes?: readonly string[];
 }
 
 export interface UninstallResult {
@@ -166,6 +173,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     logger,
   });
   let origin = '';
+  /** Filled once the server is bound (the bound address is one of the names). */
+  let hostNames: ReadonlySet<string> = new Set();
 
   function approve(request: AuthorizeRequest, storeId: string): string {
     const code = tokens.createCode({
@@ -261,6 +270,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
+  // First of all: no route, not even a fault or a log line, for a foreign Host.
+  app.use(allowedHostsOnly(() => hostNames));
   if (logger) {
     const log = logger;
     app.use(function requestLog(req: Request, res: Response, next: NextFunction) {
@@ -347,6 +358,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       : address.address === '::'
         ? '::1'
         : address.address;
+  hostNames = allowedHostNames(opts.host, address.address, opts.allowedHosts);
+  if (!isLoopbackHost(opts.host) || !isLoopbackHost(bound)) {
+    // Anyone on the network can now reach client secrets and every store: say so loudly.
+    const warning = `store-platform: WARNING: listening on ${address.address}, which is not a loopback address. Anyone who can reach it can read client secrets on the dashboard and act on every store. Bind to 127.0.0.1 unless you need this.`;
+    if (logger) logger.warn({ host: opts.host, address: address.address }, warning);
+    else process.stderr.write(`${warning}\n`);
+  }
   const hostForUrl = bound.includes(':') ? `[${bound}]` : bound;
   origin = `http://${opts.host === 'localhost' ? 'localhost' : hostForUrl}:${address.port}`;
   logger?.info({ url: origin }, 'platform listening');
@@ -372,7 +390,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     createStore: (input = {}) => stores.create(input),
     listStores: () => stores.list().map((s) => ({ storeId: s.id, name: s.name })),
     approveInstall(target) {
-      return approve(checkedRequest(target), target.storeId);
+      const request = checkedRequest(target);
+      if (target.grantScopes === undefined) return approve(request, target.storeId);
+      const granted = [...new Set(target.grantScopes)];
+      if (granted.length === 0 || granted.some((s) => !request.scopes.includes(s))) {
+        throw new AuthorizeRequestError(
+          'invalid_scope',
+          'grantScopes must be a non-empty subset of the scopes the app requested.',
+        );
+      }
+      return approve({ ...request, scopes: granted }, target.storeId);
     },
     denyInstall(target) {
       const request = checkedRequest(target);

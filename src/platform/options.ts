@@ -24,6 +24,13 @@ export interface PlatformOptions {
   port?: number;
   /** Interface to listen on. @default '127.0.0.1' */
   host?: string;
+  /**
+   * Extra `Host` names the platform answers to (e.g. a LAN name). Requests
+   * with any other Host are refused with 421 (DNS-rebinding defence).
+   * Loopback names, `host` and the bound address are always allowed.
+   * @default []
+   */
+  allowedHosts?: readonly string[];
   /** SQLite file. @default undefined (in memory) */
   db?: string;
   /** Access token lifetime. @default 86400 */
@@ -74,6 +81,7 @@ export interface PlatformOptions {
 export interface ResolvedPlatformOptions {
   port: number;
   host: string;
+  allowedHosts: readonly string[];
   db: string | undefined;
   accessTokenTtlSeconds: number;
   codeTtlSeconds: number;
@@ -92,6 +100,7 @@ export interface ResolvedPlatformOptions {
 export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = {
   port: 0,
   host: '127.0.0.1',
+  allowedHosts: [],
   db: undefined,
   accessTokenTtlSeconds: 86400,
   codeTtlSeconds: 60,
@@ -153,12 +162,20 @@ export function resolvePlatformOptions(options: PlatformOptions = {}): ResolvedP
   const host = options.host ?? d.host;
   if (typeof host !== 'string' || host.length === 0) fail('host', 'must be a host name');
   if (options.db !== undefined && typeof options.db !== 'string') fail('db', 'must be a path');
+  const allowedHosts = options.allowedHosts ?? d.allowedHosts;
+  if (
+    !Array.isArray(allowedHosts) ||
+    allowedHosts.some((h) => typeof h !== 'string' || !/^[A-Za-z0-9.:[\]-]{1,253}$/.test(h))
+  ) {
+    fail('allowedHosts', 'must be an array of host names (no scheme, no port)');
+  }
   const schedule = options.webhookRetrySchedule ?? d.webhookRetrySchedule;
   if (!Array.isArray(schedule)) fail('webhookRetrySchedule', 'must be an array of seconds');
   for (const [i, s] of schedule.entries()) nonNegativeNumber(`webhookRetrySchedule[${i}]`, s);
   return {
     port,
     host,
+    allowedHosts: [...allowedHosts],
     db: options.db,
     accessTokenTtlSeconds: positiveInt(
       'accessTokenTtlSeconds',

@@ -109,6 +109,8 @@ const navigate = {
   'sec-fetch-dest': 'document',
 };
 const xhr = { accept: 'application/json', 'sec-fetch-mode': 'cors' };
+/** The admin's iframe loading the app: the only place a launch token is honoured. */
+const framed = { ...navigate, 'sec-fetch-dest': 'iframe' };
 
 describe('finding the store', () => {
   it('uses the session set by the install callback, with no platform call', async () => {
@@ -209,7 +211,7 @@ describe('finding the store', () => {
     const agent = request.agent(app);
     const res = await agent
       .get(`/page?store_id=${inst.storeId}&embedded=1&launch=${launch}`)
-      .set(navigate)
+      .set(framed)
       .expect(200);
     expect(res.body.storeId).toBe(inst.storeId);
     // The session now carries the store: no launch needed.

@@ -14,10 +14,11 @@ import { type StoreAppKit, storeApp } from '../../src/kit.js';
 import { createFixture, type Fixture } from '../client/setup.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 
+/** The admin's iframe loading the app (launch tokens are only honoured framed). */
 const navigate = {
   accept: 'text/html',
   'sec-fetch-mode': 'navigate',
-  'sec-fetch-dest': 'document',
+  'sec-fetch-dest': 'iframe',
 };
 const xhr = { accept: 'application/json', 'sec-fetch-mode': 'cors' };
 

@@ -66,6 +66,8 @@ describe('resolveConfig', () => {
     expect(c.embedded.adminOrigin).toBe('https://auth.example.com');
     expect(c.oauth.installTimeFromServerDate).toBe(true);
     expect(c.client.maxRateLimitWaitMs).toBe(120_000);
+    expect(c.auth.narrowerScopes).toBe('refuse');
+    expect(c.securityHeaders.framing).toBe('protected');
   });
 
   it('lets options win over the environment', () => {
@@ -186,6 +188,8 @@ describe('resolveConfig', () => {
     ['embedded.adminOrigin', { embedded: { adminOrigin: 'nope' } }],
     ['logger.level', { logger: { level: 'loud' as 'info' } }],
     ['client.tier', { client: { tier: 'gold' as 'elite' } }],
+    ['auth.narrowerScopes', { auth: { narrowerScopes: 'ignore' as 'record' } }],
+    ['securityHeaders.framing', { securityHeaders: { framing: 'off' as 'protected' } }],
     ['client.maxRateLimitWaitMs', { client: { maxRateLimitWaitMs: -1 } }],
     ['oauth.installTimeFromServerDate', { oauth: { installTimeFromServerDate: 'yes' as never } }],
   ])('validates %s', (setting, options) => {

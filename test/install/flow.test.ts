@@ -61,7 +61,7 @@ describe.each([
 
       const setCookie = beginRes.headers.getSetCookie().join('\n');
       expect(setCookie).toMatch(
-        /store_app_oauth=[^;]+; Max-Age=600; Path=\/auth\/callback;.*HttpOnly; SameSite=Lax/,
+        /store_app_oauth=[^;]+; Max-Age=600; Path=\/auth;.*HttpOnly; SameSite=Lax/,
       );
       // Plain-HTTP loopback app: Secure would make the browser drop the cookie.
       expect(setCookie).not.toMatch(/Secure/);

@@ -64,6 +64,8 @@ export interface HarnessOptions {
   platform?: Platform;
   /** Point the kit at another auth URL (e.g. a fake token endpoint). */
   authUrl?: string;
+  /** Adds app routes after `kit.middleware()` (e.g. behind `kit.authenticated()`). */
+  routes?: (app: express.Express, kit: StoreAppKit) => void;
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -105,6 +107,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     logger: extra.logger ?? { instance: pino({ level: 'trace' }, destination) },
   });
   app.use(kit.middleware());
+  opts.routes?.(app, kit);
   app.get('/', (req, res) => {
     res.json({ storeId: req.session?.storeId ?? null });
   });

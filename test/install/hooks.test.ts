@@ -62,7 +62,9 @@ describe('install hooks', () => {
     const res = await install();
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe(`${h.appUrl}/?store_id=${h.storeId}`);
-    expect(beforeCalls).toEqual([{ storeId: h.storeId, scopes: expect.arrayContaining(SCOPES) }]);
+    expect(beforeCalls).toEqual([
+      { storeId: h.storeId, scopes: expect.arrayContaining(SCOPES), missingScopes: [] },
+    ]);
     expect(afterCalls).toHaveLength(1);
     expect(afterCalls[0]!.reinstall).toBe(false);
     expect(afterCalls[0]!.installation.storeId).toBe(h.storeId);

@@ -431,7 +431,7 @@ describe('RFC 9700 checklist (confidential client, authorization code grant)', (
     const { begun, callback } = await installVia(plain);
     const binding = begun.headers.getSetCookie().find((c) => c.startsWith('store_app_oauth='));
     expect(binding).toMatch(/; Max-Age=600;/);
-    expect(binding).toMatch(/; Path=\/auth\/callback/);
+    expect(binding).toMatch(/; Path=\/auth;/);
     expect(binding).toMatch(/; HttpOnly/);
     expect(binding).toMatch(/; SameSite=Lax/);
     const sid = callback.headers.getSetCookie().find((c) => c.startsWith('store_app.sid='));
