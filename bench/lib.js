@@ -5,11 +5,13 @@ import http from 'node:http';
 
 /**
  * Sends `concurrency` parallel request loops at `url` for `seconds`.
- * Returns { requests, rps, errors, statuses, p50, p99 } (latencies in ms).
+ * `perRequest()`, when given, returns `{ headers, body }` for each request
+ * (fresh webhook ids). Returns { requests, rps, errors, statuses, p50, p99 }
+ * (latencies in ms).
  */
 export async function load(
   url,
-  { seconds = 5, concurrency = 16, headers = {}, method = 'GET', body } = {},
+  { seconds = 5, concurrency = 16, headers = {}, method = 'GET', body, perRequest } = {},
 ) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const u = new URL(url);
@@ -18,10 +20,20 @@ export async function load(
   let errors = 0;
   const end = performance.now() + seconds * 1000;
   async function one() {
+    const fresh = perRequest?.();
+    const sendHeaders = fresh ? { ...headers, ...fresh.headers } : headers;
+    const sendBody = fresh ? fresh.body : body;
     return new Promise((resolve) => {
       const t0 = performance.now();
       const req = http.request(
-        { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers, agent },
+        {
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname + u.search,
+          method,
+          headers: sendHeaders,
+          agent,
+        },
         (res) => {
           res.resume();
           res.on('end', () => {
@@ -35,7 +47,7 @@ export async function load(
         errors++;
         resolve();
       });
-      if (body) req.end(body);
+      if (sendBody) req.end(sendBody);
       else req.end();
     });
   }

@@ -96,23 +96,46 @@ export function storeLogger(log: Logger, storeId: string): Logger {
 
 /**
  * Sets `res.locals.log` to a child logger for this request and logs the
- * response status and duration. Query strings are never logged.
+ * response status and duration (at debug). Query strings are never logged.
+ * The child (and its request id) is made on first use: most requests log
+ * nothing, and a pino child per request was a tenth of a webhook delivery's
+ * time. Method and path are taken now, as the request arrived.
  */
 export function requestLogger(root: Logger) {
   return function storeAppRequestLogger(req: Request, res: Response, next: NextFunction): void {
-    if (res.locals.log) {
+    if (Object.hasOwn(res.locals, 'log')) {
       next();
       return;
     }
-    const started = process.hrtime.bigint();
+    const method = req.method;
+    const path = req.path;
     const headerId = req.get('x-request-id');
-    const reqId = headerId && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
-    const log = root.child({ reqId, method: req.method, path: req.path });
-    res.locals.log = log;
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.debug({ status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request done');
+    let log: Logger | undefined;
+    const requestLog = (): Logger => {
+      if (log === undefined) {
+        const reqId = headerId && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
+        log = root.child({ reqId, method, path });
+      }
+      return log;
+    };
+    Object.defineProperty(res.locals, 'log', {
+      get: requestLog,
+      set(value: Logger | undefined) {
+        log = value;
+      },
+      enumerable: true,
+      configurable: true,
     });
+    if (root.isLevelEnabled('debug')) {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        requestLog().debug(
+          { status: res.statusCode, ms: Math.round(ms * 10) / 10 },
+          'request done',
+        );
+      });
+    }
     next();
   };
 }

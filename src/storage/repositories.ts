@@ -22,7 +22,7 @@ import { PgTable } from 'drizzle-orm/pg-core';
 import { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { type TokenCipher, TokenDecryptionError } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
-import type { DialectAdapter, KitTables } from './adapter.js';
+import type { Db, DialectAdapter, KitTables } from './adapter.js';
 import type {
   Dialect,
   Installation,
@@ -37,12 +37,37 @@ import type {
 } from './types.js';
 
 type InstallationRow = KitTables['installations']['$inferSelect'];
+type OAuthStateRow = KitTables['oauthStates']['$inferSelect'];
 
 /** Where tokens are bound in the JWE `sid` header of OAuth state values. */
 const stateBinding = (hash: string) => `oauth-state:${hash}`;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
 const joinScopes = (scopes: readonly string[]) => scopes.join(' ');
 const splitScopes = (scopes: string) => scopes.split(' ').filter((s) => s !== '');
+
+/** Drizzle's prepared query of either dialect: both run with `execute(values)`. */
+interface Prepared<R> {
+  execute(values: Record<string, unknown>): Promise<R>;
+}
+
+/**
+ * A hot-path query built and prepared once per database handle instead of per
+ * call (building costs more than SQLite runs it). SQLite runs transactions on
+ * its one handle, so it prepares once; on Postgres each transaction has its own
+ * handle, which prepares the (named, server-side) statement for itself.
+ */
+function preparedOn<R>(name: string, build: (db: Db) => { prepare(): unknown }) {
+  const byHandle = new WeakMap<object, Prepared<R>>();
+  return (db: Db): Prepared<R> => {
+    let query = byHandle.get(db);
+    if (query === undefined) {
+      // The Postgres builders take the statement name; SQLite's ignore it.
+      query = (build(db).prepare as (name: string) => Prepared<R>).call(build(db), name);
+      byHandle.set(db, query);
+    }
+    return query;
+  };
+}
 
 export function createInstallationRepository(
   adapter: DialectAdapter,
@@ -51,14 +76,17 @@ export function createInstallationRepository(
   const t = adapter.tables.installations;
 
   async function decode(row: InstallationRow): Promise<Installation> {
+    // Two ciphertexts (each token has its column, so rotate-keys and refresh
+    // rewrite them alike); decrypted side by side, one wait instead of two.
+    const [accessToken, refreshToken] = await Promise.all([
+      cipher.decrypt(row.accessTokenEnc, row.storeId),
+      row.refreshTokenEnc === null ? null : cipher.decrypt(row.refreshTokenEnc, row.storeId),
+    ]);
     return {
       storeId: row.storeId,
       scopes: splitScopes(row.scopes),
-      accessToken: await cipher.decrypt(row.accessTokenEnc, row.storeId),
-      refreshToken:
-        row.refreshTokenEnc === null
-          ? null
-          : await cipher.decrypt(row.refreshTokenEnc, row.storeId),
+      accessToken,
+      refreshToken,
       accessTokenExpiresAt: row.accessExpiresAt,
       installedAt: row.installedAt,
       updatedAt: row.updatedAt,
@@ -86,9 +114,17 @@ export function createInstallationRepository(
     };
   }
 
+  const selectRow = preparedOn<InstallationRow[]>('store_app_installation_by_store', (db) =>
+    db
+      .select()
+      .from(t)
+      .where(eq(t.storeId, sql.placeholder('storeId')))
+      .limit(1),
+  );
+
   async function readRow(storeId: string): Promise<InstallationRow | undefined> {
     const rows = await adapter.run('reading an installation', (db) =>
-      db.select().from(t).where(eq(t.storeId, storeId)).limit(1),
+      selectRow(db).execute({ storeId }),
     );
     return rows[0];
   }
@@ -266,6 +302,12 @@ export function createOAuthStateRepository(
   cipher: TokenCipher,
 ): OAuthStateRepository {
   const t = adapter.tables.oauthStates;
+  const deleteReturning = preparedOn<OAuthStateRow[]>('store_app_oauth_state_consume', (db) =>
+    db
+      .delete(t)
+      .where(eq(t.stateHash, sql.placeholder('stateHash')))
+      .returning(),
+  );
   return {
     async create(record) {
       const stateHash = sha256(record.state);
@@ -290,7 +332,7 @@ export function createOAuthStateRepository(
       const stateHash = sha256(state);
       // DELETE … RETURNING: of two concurrent callbacks exactly one gets the row.
       const rows = await adapter.run('consuming OAuth state', (db) =>
-        db.delete(t).where(eq(t.stateHash, stateHash)).returning(),
+        deleteReturning(db).execute({ stateHash }),
       );
       const row = rows[0];
       if (!row || row.expiresAt.getTime() <= Date.now()) return null;
@@ -360,17 +402,24 @@ export function createOAuthStateRepository(
 
 export function createWebhookRepository(adapter: DialectAdapter): WebhookRepository {
   const t = adapter.tables.webhookDeliveries;
+  const record = preparedOn<Array<{ webhookId: string }>>('store_app_webhook_record', (db) =>
+    db
+      .insert(t)
+      .values({
+        webhookId: sql.placeholder('webhookId'),
+        topic: sql.placeholder('topic'),
+        receivedAt: sql.placeholder('receivedAt'),
+      })
+      .onConflictDoNothing({ target: t.webhookId })
+      .returning({ webhookId: t.webhookId }),
+  );
   return {
     async runOnce(webhookId, topic, effects) {
       return adapter.transaction(async (tx) => {
         // On Postgres a concurrent insert of the same id waits on the row lock
         // and, once the first commits, conflicts: exactly one runs the effects.
         const inserted = await adapter.run('recording a webhook delivery', (db) =>
-          db
-            .insert(t)
-            .values({ webhookId, topic, receivedAt: new Date() })
-            .onConflictDoNothing({ target: t.webhookId })
-            .returning({ webhookId: t.webhookId }),
+          record(db).execute({ webhookId, topic, receivedAt: new Date() }),
         );
         if (inserted.length === 0) return { duplicate: true } as const;
         const result = await effects(tx);
@@ -395,6 +444,22 @@ export function createClaims(
   adapter: DialectAdapter,
 ): (namespace: string, id: string, expiresAt: Date) => Promise<boolean> {
   const t = adapter.tables.claims;
+  const claim = preparedOn<Array<{ id: string }>>('store_app_claim', (db) =>
+    db
+      .insert(t)
+      .values({
+        namespace: sql.placeholder('namespace'),
+        id: sql.placeholder('id'),
+        expiresAt: sql.placeholder('expiresAt'),
+      })
+      .onConflictDoUpdate({
+        target: [t.namespace, t.id],
+        // The row being inserted (its expiry, already encoded): same SQL on both dialects.
+        set: { expiresAt: sql`excluded.expires_at` },
+        setWhere: lt(t.expiresAt, sql.placeholder('now')),
+      })
+      .returning({ id: t.id }),
+  );
   let lastPrune = 0;
   return async function claimOnce(namespace, id, expiresAt) {
     if (
@@ -422,15 +487,8 @@ export function createClaims(
     // returns no row. Concurrent claimers of one id conflict on the primary
     // key, so exactly one of them gets a row back.
     const rows = await adapter.run('claiming an id', (db) =>
-      db
-        .insert(t)
-        .values({ namespace, id, expiresAt })
-        .onConflictDoUpdate({
-          target: [t.namespace, t.id],
-          set: { expiresAt },
-          setWhere: lt(t.expiresAt, now),
-        })
-        .returning({ id: t.id }),
+      // A placeholder in a comparison gets no column encoding: encode `now` here.
+      claim(db).execute({ namespace, id, expiresAt, now: t.expiresAt.mapToDriverValue(now) }),
     );
     return rows.length === 1;
   };

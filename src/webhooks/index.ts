@@ -28,7 +28,14 @@ export {
 } from './options.js';
 export { BODY_ALREADY_CONSUMED_FIX, createWebhookReceiver, keepRawBody } from './receiver.js';
 export type * from './types.js';
-export { parsePayload, sign, type VerifyOptions, verify } from './verify.js';
+export {
+  parsePayload,
+  sign,
+  type VerifiedDelivery,
+  type VerifyOptions,
+  verify,
+  verifySignature,
+} from './verify.js';
 
 const PRUNE_EVERY_MS = 3_600_000;
 

@@ -126,7 +126,7 @@ export function createWebhookReceiver(deps: {
         { webhookId: event.id, topic: event.topic, ackTimeoutMs: options.ackTimeoutMs },
         'webhook handlers still running; acknowledged with 202',
       );
-      res.status(202).json({ status: 'accepted' });
+      sendJson(res, 202, { status: 'accepted' });
       // The platform already has its 2xx: a late failure can only be logged.
       void work.then((late) => {
         if ('error' in late) logFailure(logger, event, late.error, true);
@@ -145,7 +145,7 @@ export function createWebhookReceiver(deps: {
         'The webhook could not be processed; retry later',
       );
     }
-    res.status(200).json({ status: first.outcome });
+    sendJson(res, 200, { status: first.outcome });
   };
 }
 
@@ -166,7 +166,19 @@ function logFailure(
 
 function sendError(res: Response, status: number, code: string, message: string): void {
   if (res.headersSent) return;
-  res.status(status).json({ code, message });
+  sendJson(res, status, { code, message });
+}
+
+/**
+ * A small JSON answer for the platform's sender, without `res.json`'s ETag
+ * (a SHA-1 of every body, for a client that never revalidates).
+ */
+function sendJson(res: Response, status: number, body: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 function isJson(contentType: string | undefined): boolean {

@@ -7,7 +7,7 @@
  * or more space-separated `v1,<base64 HMAC-SHA256>` of `{id}.{timestamp}.{body}`,
  * keyed with the base64-decoded part of a `whsec_` secret.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import {
   INVALID_HEADERS,
   INVALID_PAYLOAD,
@@ -42,14 +42,50 @@ const ID_PATTERN = /^[\x21-\x7e]+$/;
 const TIMESTAMP_PATTERN = /^\d{1,12}$/;
 const HMAC_BYTES = 32;
 
-/** Verifies one delivery and returns the parsed, typed event. */
+/** What `verifySignature` vouches for: the delivery's id and signing time. */
+export interface VerifiedDelivery {
+  id: string;
+  /** `webhook-timestamp`, Unix seconds. */
+  timestampSeconds: number;
+}
+
+/**
+ * Verifies one delivery and returns the parsed, typed event: the signature
+ * over the raw bytes first (`verifySignature`), then the JSON (`parsePayload`),
+ * so unsigned bytes are never parsed.
+ */
 export function verify(
   rawBody: Buffer,
   headers: WebhookHeaders,
   secrets: readonly string[],
   options: VerifyOptions = {},
 ): WebhookEvent {
-  const names = { ...WEBHOOK_DEFAULTS.headers, ...options.headers };
+  const { id, timestampSeconds } = verifySignature(rawBody, headers, secrets, options);
+  const payload = parsePayload(rawBody);
+  return {
+    id,
+    topic: payload.type,
+    timestamp: new Date(timestampSeconds * 1000),
+    payload,
+    rawBody,
+  };
+}
+
+/**
+ * Checks the headers, the timestamp tolerance and the signature of the raw
+ * bytes without parsing them; throws WebhookVerificationError. For callers
+ * that parse (or stream) the body themselves.
+ */
+export function verifySignature(
+  rawBody: Buffer,
+  headers: WebhookHeaders,
+  secrets: readonly string[],
+  options: VerifyOptions = {},
+): VerifiedDelivery {
+  const names =
+    options.headers === undefined
+      ? WEBHOOK_DEFAULTS.headers
+      : { ...WEBHOOK_DEFAULTS.headers, ...options.headers };
   const tolerance = options.toleranceSeconds ?? WEBHOOK_DEFAULTS.toleranceSeconds;
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
 
@@ -111,9 +147,7 @@ export function verify(
       'No webhook signature matches the configured secret(s)',
     );
   }
-
-  const payload = parsePayload(rawBody);
-  return { id, topic: payload.type, timestamp: new Date(seconds * 1000), payload, rawBody };
+  return { id, timestampSeconds: seconds };
 }
 
 /** Parses a verified body: a JSON object with a string `type`. */
@@ -160,8 +194,22 @@ export function sign(
   };
 }
 
-function secretKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+// Decoded keys of the secrets seen, so a delivery costs no base64 decode and no
+// key import. Secrets come from configuration (a handful, rotated rarely); the
+// cap only guards callers that pass ever-new secrets.
+const KEY_CACHE_MAX = 64;
+const keyCache = new Map<string, KeyObject>();
+
+function secretKey(secret: string): KeyObject {
+  let key = keyCache.get(secret);
+  if (key === undefined) {
+    key = createSecretKey(
+      Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64'),
+    );
+    if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+    keyCache.set(secret, key);
+  }
+  return key;
 }
 
 /** One header value; repeated headers are refused rather than guessed between. */

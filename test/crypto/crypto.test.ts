@@ -151,4 +151,32 @@ describe('createTokenCipher', () => {
       .encrypt(fromB64(key));
     await expect(cipher.decrypt(wrapped, 's')).rejects.toMatchObject({ code: DECRYPTION_FAILED });
   });
+
+  it('reads a JWE that jose wrote with the same key, kid and store (the format stays standard JWE)', async () => {
+    const key = generateKey();
+    const jwe = await new CompactEncrypt(new TextEncoder().encode('tøken-ü'))
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: keyId(fromB64(key)), sid: 's' })
+      .encrypt(fromB64(key));
+    expect(await createTokenCipher([key]).decrypt(jwe, 's')).toBe('tøken-ü');
+  });
+
+  it('refuses a JWE with zip, crit or an encrypted key, even under the right key and kid', async () => {
+    const key = generateKey();
+    const cipher = createTokenCipher([key]);
+    const parts = (await cipher.encrypt('token', 's')).split('.');
+    const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString());
+    const withHeader = (extra: Record<string, unknown>) =>
+      [
+        Buffer.from(JSON.stringify({ ...header, ...extra })).toString('base64url'),
+        ...parts.slice(1),
+      ].join('.');
+    for (const forged of [
+      withHeader({ zip: 'DEF' }),
+      withHeader({ crit: ['exp'], exp: 1 }),
+      [parts[0], 'AAAA', ...parts.slice(2)].join('.'),
+      [...parts.slice(0, 4), ''].join('.'),
+    ]) {
+      await expect(cipher.decrypt(forged, 's')).rejects.toMatchObject({ code: DECRYPTION_FAILED });
+    }
+  });
 });

@@ -50,6 +50,28 @@ describe('security headers', () => {
     expect(res.headers['x-frame-options']).toBe('DENY');
   });
 
+  it('a CSP directive computed per request (a nonce) is still computed per request', async () => {
+    const app = express();
+    let n = 0;
+    app.use(
+      securityHeaders(
+        { enabled: true, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' },
+        {
+          enabled: true,
+          helmet: {
+            contentSecurityPolicy: { directives: { scriptSrc: [() => `'nonce-n${++n}'`] } },
+          },
+        },
+      ),
+    );
+    app.get('/', (_req, res) => res.send('ok'));
+    const first = await request(app).get('/');
+    const second = await request(app).get('/');
+    expect(first.headers['content-security-policy']).toContain("'nonce-n1'");
+    expect(second.headers['content-security-policy']).toContain("'nonce-n2'");
+    expect(second.headers['content-security-policy']).toContain(`frame-ancestors ${admin}`);
+  });
+
   it('upgrade-insecure-requests only when the app is served over HTTPS', async () => {
     const cspFor = async (https: boolean) => {
       const app = express();
@@ -126,6 +148,25 @@ describe('session cookie', () => {
       '/anon',
     );
     expect(res.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('loads no session for a bearer request without a cookie, and still loads it when a cookie comes along', async () => {
+    const a = app({ secure: false, sameSite: 'lax', partitioned: false });
+    a.get('/whoami', (req, res) =>
+      res.json({ session: req.session?.storeId ?? null, has: !!req.session }),
+    );
+    const bearer = await request(a).get('/whoami').set('Authorization', 'Bearer abc.def.ghi');
+    expect(bearer.body).toEqual({ session: null, has: false });
+    expect(bearer.headers['set-cookie']).toBeUndefined();
+    const login = await request(a).get('/login');
+    const cookie = login.headers['set-cookie']![0]!.split(';')[0]!;
+    const both = await request(a)
+      .get('/whoami')
+      .set('Authorization', 'Bearer abc.def.ghi')
+      .set('Cookie', cookie);
+    expect(both.body).toEqual({ session: 'store-1', has: true });
+    const anon = await request(a).get('/whoami');
+    expect(anon.body).toEqual({ session: null, has: true });
   });
 });
 
@@ -218,6 +259,31 @@ describe('logger', () => {
     expect(out).toContain('"path":"/cb"');
     expect(out).not.toContain('CODE-IN-QUERY');
   });
+
+  it('logs the path as the request arrived, even when first used inside a mounted router', async () => {
+    const { lines, destination } = capture();
+    const root = createKitLogger({ level: 'info', instance: undefined, destination });
+    const app = express();
+    app.use(requestLogger(root));
+    const api = express.Router();
+    api.get('/items', (_req, res) => {
+      res.locals.log!.info('listed');
+      res.send('ok');
+    });
+    app.use('/api', api);
+    app.get('/quiet', (_req, res) => res.send('ok'));
+    await request(app).get('/api/items');
+    await request(app).get('/quiet');
+    const entries = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // One line: the quiet request (info level, nothing logged) made no entry.
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ path: '/api/items', method: 'GET', msg: 'listed' });
+    expect(entries[0].reqId).toMatch(/^[0-9a-f-]{36}$/);
+  });
 });
 
 describe('kit.middleware() in a host app', () => {
@@ -249,6 +315,10 @@ describe('kit.middleware() in a host app', () => {
       after.post('/echo', (req, res) => res.json(req.body));
       for (const app of [before, after]) {
         const res = await request(app).post('/echo').send({ a: 1 });
+        // helmet's headers, set from its captured output: the same set every time.
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['strict-transport-security']).toMatch(/max-age=/);
+        expect(res.headers['x-powered-by']).toBeUndefined();
         expect(res.status).toBe(200);
         expect(res.body).toEqual({ a: 1 });
         expect(res.headers['content-security-policy']).toContain(
@@ -256,6 +326,13 @@ describe('kit.middleware() in a host app', () => {
         );
       }
       expect(kit.middleware()).toBe(kit.middleware());
+      // Deliveries are server-to-server JSON: no browser headers on the webhook route.
+      const delivery = await request(after)
+        .post('/webhooks')
+        .set('content-type', 'application/json')
+        .send('{}');
+      expect(delivery.status).toBe(400);
+      expect(delivery.headers['content-security-policy']).toBeUndefined();
     } finally {
       await kit.close();
     }

@@ -11,6 +11,7 @@ import {
   sign,
   TIMESTAMP_OUT_OF_TOLERANCE,
   verify,
+  verifySignature,
   WebhookVerificationError,
 } from '../../src/webhooks/index.js';
 import { newSecret, signDelivery } from './fixtures.js';
@@ -253,5 +254,31 @@ describe('resolveWebhookOptions', () => {
         CONFIG_INVALID,
       );
     }
+  });
+});
+
+describe('verifySignature (bytes only)', () => {
+  it('vouches for id and time without parsing; verify still refuses the unparsable body', () => {
+    const d = signDelivery(secret, 'not json at all');
+    const at = Math.floor(Date.now() / 1000);
+    expect(verifySignature(Buffer.from(d.body), d.headers, [secret])).toEqual({
+      id: d.id,
+      timestampSeconds: Number(d.headers['webhook-timestamp']),
+    });
+    expect(Math.abs(Number(d.headers['webhook-timestamp']) - at)).toBeLessThanOrEqual(1);
+    expect(codeOf(() => verify(Buffer.from(d.body), d.headers, [secret]))).toBe(INVALID_PAYLOAD);
+  });
+
+  it('refuses a changed byte, and keeps refusing after a secret was seen before (key cache)', () => {
+    const other = newSecret();
+    const d = signDelivery(secret, payload);
+    expect(verifySignature(Buffer.from(d.body), d.headers, [secret]).id).toBe(d.id);
+    expect(codeOf(() => verifySignature(Buffer.from(d.body), d.headers, [other]))).toBe(
+      SIGNATURE_MISMATCH,
+    );
+    expect(
+      codeOf(() => verifySignature(Buffer.from(flipByte(d.body, 3)), d.headers, [secret])),
+    ).toBe(SIGNATURE_MISMATCH);
+    expect(verifySignature(Buffer.from(d.body), d.headers, [other, secret]).id).toBe(d.id);
   });
 });

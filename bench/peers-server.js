@@ -1,0 +1,200 @@
+// The servers of the peer bench (bench/peers.js) and the soak suite, in a
+// process of their own so the load generator does not share their event loop
+// and their CPU time per request can be measured apart from it.
+//
+// Started with fork(); sends { ready, urls, kitToken, shopifyToken }, then
+// answers { cpu } (process CPU µs so far) and { memory } (after a full GC).
+//   kit      the kit mounted as the README shows: app.use(kit.middleware()),
+//            GET /api/data behind kit.authenticated(), the webhook receiver
+//            at /webhooks with a handler for orders.create
+//   bare     the same GET /api/data handler on bare Express 5
+//   shopify  GET /api/data: Shopify's decodeSessionToken + memory
+//            loadSession + isActive, as its docs show for an embedded app
+//   webhook  POST /webhooks: Express 5 + express.raw + standardwebhooks +
+//            an in-memory dedupe Set
+// NODE_ENV=production and the kit's default logging (info to stdout: nothing
+// per request at that level).
+process.env.NODE_ENV = 'production';
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import '@shopify/shopify-api/adapters/node';
+import { ApiVersion, Session, shopifyApi } from '@shopify/shopify-api';
+import { MemorySessionStorage } from '@shopify/shopify-app-session-storage-memory';
+import express from 'express';
+import { SignJWT } from 'jose';
+import { Webhook } from 'standardwebhooks';
+import { storeApp } from '../dist/index.js';
+import { startPlatform } from '../dist/platform/index.js';
+import { issueTokens, listen } from './lib.js';
+
+const secret = process.env.BENCH_WEBHOOK_SECRET;
+if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
+const dir = mkdtempSync(join(tmpdir(), 'sak-bench-peers-server-'));
+
+// --- the kit, installed into the local platform --------------------------------
+const platform = await startPlatform();
+const appUrl = 'http://127.0.0.1:3000';
+const registered = platform.registerApp({
+  name: 'bench-peers',
+  redirectUri: `${appUrl}/auth/callback`,
+  webhookUrl: `${appUrl}/webhooks`,
+  scopes: ['read_products'],
+  rateLimit: { perMinute: null, concurrent: 500 },
+});
+const kit = await storeApp({
+  appUrl,
+  oauth: {
+    clientId: registered.clientId,
+    clientSecret: registered.clientSecret,
+    scopes: ['read_products'],
+    authUrl: platform.authUrl,
+  },
+  storage: {
+    databaseUrl: `file:${join(dir, 'kit.db')}`,
+    encryptionKeys: [randomBytes(32).toString('base64url')],
+  },
+  session: { secret: randomBytes(32).toString('base64url') },
+  webhooks: { secrets: [secret] },
+  refresh: { sweepIntervalMs: 0 },
+});
+const { storeId } = platform.createStore({ seed: 1 });
+const t = await issueTokens(platform, {
+  app: registered,
+  storeId,
+  redirectUri: `${appUrl}/auth/callback`,
+  scopes: ['read_products'],
+});
+await kit.storage.installations.upsert(storeId, {
+  scopes: t.scope.split(/[ ,]/),
+  accessToken: t.access_token,
+  refreshToken: t.refresh_token,
+  accessTokenExpiresAt: new Date(Date.now() + t.expires_in * 1000),
+});
+kit.webhooks.on('orders.create', async () => {});
+
+const handler = (_req, res) =>
+  res.json({ storeId: res.locals.store?.storeId ?? storeId, ok: true });
+
+const kitApp = express();
+kitApp.use(kit.middleware());
+kitApp.get('/api/data', kit.authenticated(), handler);
+
+const bareApp = express();
+bareApp.get('/api/data', handler);
+
+// --- Shopify, as its docs show for an embedded app --------------------------------
+const shopApiKey = 'bench-api-key';
+const shopSecret = randomBytes(32).toString('hex');
+const shop = 'bench-store.myshopify.com';
+const shopify = shopifyApi({
+  apiKey: shopApiKey,
+  apiSecretKey: shopSecret,
+  hostName: '127.0.0.1:3000',
+  hostScheme: 'http',
+  apiVersion: ApiVersion.October25,
+  isEmbeddedApp: true,
+  scopes: ['read_products'],
+  logger: { level: 0 },
+});
+const memory = new MemorySessionStorage();
+await memory.storeSession(
+  new Session({
+    id: shopify.session.getOfflineId(shop),
+    shop,
+    state: 'state',
+    isOnline: false,
+    accessToken: `shpat_${randomBytes(16).toString('hex')}`,
+    scope: 'read_products',
+  }),
+);
+const shopApp = express();
+shopApp.get('/api/data', async (req, res) => {
+  const token = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
+  let claims;
+  try {
+    claims = await shopify.session.decodeSessionToken(token ?? '');
+  } catch {
+    res.status(401).json({ error: 'invalid session token' });
+    return;
+  }
+  const session = await memory.loadSession(
+    shopify.session.getOfflineId(new URL(claims.dest).hostname),
+  );
+  if (!session?.isActive(shopify.config.scopes)) {
+    res.status(401).json({ error: 'not installed' });
+    return;
+  }
+  res.json({ storeId: session.shop, ok: true });
+});
+const now = Math.floor(Date.now() / 1000);
+const shopifyToken = await new SignJWT({
+  iss: `https://${shop}/admin`,
+  dest: `https://${shop}`,
+  aud: shopApiKey,
+  sub: '1',
+  sid: randomBytes(8).toString('hex'),
+})
+  .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+  .setIssuedAt(now)
+  .setNotBefore(now)
+  .setExpirationTime(now + 3600)
+  .setJti(randomBytes(8).toString('hex'))
+  .sign(new TextEncoder().encode(shopSecret));
+
+// --- the receiver a user would otherwise write ------------------------------------
+const std = new Webhook(secret);
+const seen = new Set();
+const webhookApp = express();
+webhookApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
+  try {
+    std.verify(req.body, req.headers);
+  } catch {
+    res.status(401).json({ error: 'invalid signature' });
+    return;
+  }
+  const id = req.get('webhook-id');
+  if (seen.has(id)) {
+    res.json({ status: 'duplicate' });
+    return;
+  }
+  seen.add(id);
+  res.json({ status: 'processed' });
+});
+
+const servers = {
+  kit: await listen(kitApp),
+  bare: await listen(bareApp),
+  shopify: await listen(shopApp),
+  webhook: await listen(webhookApp),
+};
+const { token: kitToken } = await kit.sessionToken(storeId);
+
+const cpu = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+process.on('message', async (m) => {
+  if (m === 'cpu') process.send({ cpu: cpu() });
+  if (m === 'memory') {
+    globalThis.gc?.();
+    const { rss, heapUsed } = process.memoryUsage();
+    process.send({ memory: { rss, heapUsed } });
+  }
+  if (m === 'close') {
+    for (const s of Object.values(servers)) s.server.closeAllConnections?.();
+    for (const s of Object.values(servers)) s.server.close();
+    await kit.close();
+    await platform.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  }
+});
+process.send({
+  ready: true,
+  urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
+  kitToken,
+  shopifyToken,
+});
