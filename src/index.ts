@@ -15,6 +15,7 @@ export {
   SESSION_TOKEN_INVALID,
   SessionTokenError,
 } from './authenticated/index.js';
+export type { AuthenticatedOptions } from './authenticated/options.js';
 export {
   AbortedError,
   ConflictError,
@@ -33,29 +34,15 @@ export {
   ValidationError,
 } from './client/errors.js';
 export type { CallOptions, Listable, ListFn, StoreApiClient } from './client/index.js';
-export type { ApiTier, RetryOptions } from './client/options.js';
+export type { ApiTier, ClientOptions, RetryOptions } from './client/options.js';
 export type { HttpMethod, QueryValue, RequestOptions } from './client/transport.js';
 export type * from './client/types.js';
-export type {
-  AuthenticatedOptions,
-  AuthRouteOptions,
-  ClientOptions,
-  EmbeddedOptions,
-  LoggerOptions,
-  OAuthOptions,
-  PurgeAppOptions,
-  RefreshOptions,
-  SecurityHeadersOptions,
-  SessionOptions,
-  StorageOptions,
-  StoreAppOptions,
-  WebhookOptions,
-} from './config/index.js';
-export { ConfigErrors } from './config/index.js';
+export type { StorageOptions, StoreAppOptions } from './config/index.js';
 // Errors
 export {
   CONFIG_INVALID,
   ConfigError,
+  ConfigErrors,
   DRIVER_MISSING,
   DriverMissingError,
   STORAGE_UNAVAILABLE,
@@ -63,9 +50,19 @@ export {
   StoreAppError,
 } from './errors/index.js';
 export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './http/express-version.js';
+export type {
+  EmbeddedOptions,
+  LoggerOptions,
+  SecurityHeadersOptions,
+  SessionOptions,
+} from './http/options.js';
 export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';
-export type { AfterInstallContext, InstallHookContext } from './install/options.js';
+export type {
+  AfterInstallContext,
+  AuthRouteOptions,
+  InstallHookContext,
+} from './install/options.js';
 export {
   type AuthenticatedHandler,
   type AuthenticatedLocals,
@@ -83,9 +80,12 @@ export {
   TOKEN_ENDPOINT_UNAVAILABLE,
   TOKEN_RESPONSE_INVALID,
 } from './oauth/errors.js';
+export type { OAuthOptions } from './oauth/options.js';
 // Webhooks and purge
 export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
+export type { PurgeAppOptions } from './purge/options.js';
 export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
+export type { RefreshOptions } from './refresh/options.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export type {
   AppUninstalledPayload,
@@ -115,3 +115,4 @@ export {
   type WebhookVerificationCode,
   WebhookVerificationError,
 } from './webhooks/index.js';
+export type { WebhookOptions } from './webhooks/options.js';

@@ -1,52 +1,44 @@
 /**
  * Options of `kit.authenticated()` and the app session token. `storeApp()`
- * composes these under `authenticated`.
+ * composes this schema under `authenticated`.
  */
-import { ConfigError } from '../errors/index.js';
+import * as v from 'valibot';
+import { integer, parseOptions } from '../options/index.js';
 
-export interface AuthenticatedOptions {
+const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+
+export const authenticatedOptionsSchema = v.strictObject({
   /**
    * Lifetime of an app session token (the HS256 JWT the embedded frontend sends
    * as `Authorization: Bearer`), in seconds.
    * @default 300
    */
-  sessionTokenTtlSeconds?: number;
+  sessionTokenTtlSeconds: v.optional(integer(10, 3600), 300),
   /**
    * Clock tolerance when checking a session token's `exp`/`iat`, in seconds.
    * @default 5
    */
-  clockToleranceSeconds?: number;
+  clockToleranceSeconds: v.optional(integer(0, 60), 5),
   /**
    * Header that tells a fetch/XHR caller where to re-authorise.
    * @default 'X-Store-App-Reauthorize'
    */
-  reauthorizeHeader?: string;
-}
+  reauthorizeHeader: v.optional(
+    v.pipe(
+      v.string('must be a valid HTTP header name.'),
+      v.regex(HEADER_NAME, 'must be a valid HTTP header name.'),
+    ),
+    'X-Store-App-Reauthorize',
+  ),
+});
 
-export type ResolvedAuthenticatedOptions = Required<AuthenticatedOptions>;
+export type AuthenticatedOptions = v.InferInput<typeof authenticatedOptionsSchema>;
+export type ResolvedAuthenticatedOptions = v.InferOutput<typeof authenticatedOptionsSchema>;
 
+/** Validates once and fills every default; throws ConfigError naming the option. */
 export function resolveAuthenticatedOptions(
   options: AuthenticatedOptions = {},
   prefix = 'authenticated',
 ): ResolvedAuthenticatedOptions {
-  const ttl = options.sessionTokenTtlSeconds ?? 300;
-  if (!Number.isInteger(ttl) || ttl < 10 || ttl > 3600) {
-    throw new ConfigError(
-      `${prefix}.sessionTokenTtlSeconds`,
-      'must be an integer from 10 to 3600.',
-    );
-  }
-  const tol = options.clockToleranceSeconds ?? 5;
-  if (!Number.isInteger(tol) || tol < 0 || tol > 60) {
-    throw new ConfigError(`${prefix}.clockToleranceSeconds`, 'must be an integer from 0 to 60.');
-  }
-  const header = options.reauthorizeHeader ?? 'X-Store-App-Reauthorize';
-  if (!/^[A-Za-z0-9-]+$/.test(header)) {
-    throw new ConfigError(`${prefix}.reauthorizeHeader`, 'must be a valid HTTP header name.');
-  }
-  return {
-    sessionTokenTtlSeconds: ttl,
-    clockToleranceSeconds: tol,
-    reauthorizeHeader: header,
-  };
+  return parseOptions(authenticatedOptionsSchema, options, { prefix });
 }

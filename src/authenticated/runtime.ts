@@ -5,12 +5,17 @@
 import type { Request, RequestHandler } from 'express';
 import { createClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
-import type { ResolvedConfig } from '../config/index.js';
+import type { ResolvedClientOptions } from '../client/options.js';
+import type { ResolvedHttpOptions } from '../http/options.js';
 import { startStoreSession } from '../http/session.js';
+import type { ResolvedAuthRouteOptions } from '../install/options.js';
+import type { ResolvedOAuthOptions } from '../oauth/options.js';
 import { requestToken } from '../oauth/token-endpoint.js';
 import { createTokenManager, type RefreshLogger, type TokenManager } from '../refresh/manager.js';
+import type { ResolvedRefreshOptions } from '../refresh/options.js';
 import type { Storage } from '../storage/types.js';
 import { createAuthenticated, sessionTokenHandler } from './index.js';
+import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   createLaunchVerifier,
   createSessionTokens,
@@ -38,8 +43,20 @@ export interface ApiRuntime {
   close(): Promise<void>;
 }
 
+/** The resolved settings the runtime reads (a slice of the kit's configuration). */
+export interface ApiRuntimeConfig {
+  appUrl: string;
+  oauth: ResolvedOAuthOptions;
+  auth: Pick<ResolvedAuthRouteOptions, 'beginUrl' | 'narrowerScopes'>;
+  session: Pick<ResolvedHttpOptions['session'], 'secret' | 'maxAgeSeconds'>;
+  embedded: Pick<ResolvedHttpOptions['embedded'], 'enabled' | 'launchParam'>;
+  client: ResolvedClientOptions;
+  refresh: ResolvedRefreshOptions;
+  authenticated: ResolvedAuthenticatedOptions;
+}
+
 export function createApiRuntime(
-  config: ResolvedConfig,
+  config: ApiRuntimeConfig,
   deps: {
     /** `claimOnce` makes launch tokens single-use across instances on one database. */
     storage: Pick<Storage, 'installations'> & Partial<Pick<Storage, 'claimOnce'>>;

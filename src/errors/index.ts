@@ -55,6 +55,21 @@ export class ConfigError extends StoreAppError<typeof CONFIG_INVALID> {
   }
 }
 
+/**
+ * Several configuration mistakes found in one pass; `problems` holds each one
+ * (every message names its setting), `setting` lists them all.
+ */
+export class ConfigErrors extends ConfigError {
+  readonly problems: readonly ConfigError[];
+  constructor(problems: readonly ConfigError[]) {
+    super(
+      problems.map((p) => p.setting).join(', '),
+      `${problems.length} configuration problems:\n${problems.map((p) => `  - ${p.message}`).join('\n')}`,
+    );
+    this.problems = problems;
+  }
+}
+
 export const STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE' as const;
 
 /**

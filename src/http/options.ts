@@ -3,80 +3,173 @@
  */
 import type { HelmetOptions } from 'helmet';
 import type { DestinationStream, LevelWithSilent, Logger } from 'pino';
+import * as v from 'valibot';
+import { boolean, cookieName, httpUrl, integer, required } from '../options/index.js';
 
-export interface SessionOptions {
+/** Environment variables backing HTTP options. */
+export const SESSION_ENV = { secret: 'STORE_APP_SESSION_SECRET' } as const;
+
+const SECRET_MIN_LENGTH = 32;
+const SECRET_FIX = `set ${SESSION_ENV.secret} to a random string of at least ${SECRET_MIN_LENGTH} characters (e.g. \`npx store-app keygen\`).`;
+
+export const sessionOptionsSchema = v.strictObject({
   /**
    * Secret signing the session cookie, at least 32 characters. An array rotates:
    * the first signs, all verify.
    * @default process.env.STORE_APP_SESSION_SECRET (required)
    */
-  secret?: string | readonly string[];
+  secret: required(
+    v.pipe(
+      v.union(
+        [v.string(), v.custom<readonly string[]>(Array.isArray)],
+        `must be a string or an array of strings; ${SECRET_FIX}`,
+      ),
+      v.transform((s): unknown[] => (typeof s === 'string' ? [s] : [...s])),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        if (dataset.value.length === 0) {
+          addIssue({ message: `no session secret is set; ${SECRET_FIX}` });
+          return NEVER;
+        }
+        for (const [i, secret] of dataset.value.entries()) {
+          // Never echo the secret: only its position.
+          if (typeof secret !== 'string' || secret.length < SECRET_MIN_LENGTH) {
+            addIssue({
+              message: `secret #${i + 1} is shorter than ${SECRET_MIN_LENGTH} characters; use a random value (e.g. \`npx store-app keygen\`).`,
+            });
+            return NEVER;
+          }
+        }
+        return dataset.value as string[];
+      }),
+    ),
+    `no session secret is set; ${SECRET_FIX}`,
+    { placeholderFix: SECRET_FIX },
+  ),
   /**
    * Name of the session cookie.
    * @default 'store_app.sid'
    */
-  cookieName?: string;
+  cookieName: v.optional(cookieName(), 'store_app.sid'),
   /**
    * Lifetime of a session, in seconds.
    * @default 86400
    */
-  maxAgeSeconds?: number;
+  maxAgeSeconds: v.optional(integer(60), 86_400),
+});
+
+export type SessionOptions = v.InferInput<typeof sessionOptionsSchema>;
+
+const LAUNCH_PARAM = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The `embedded` schema. `relaxed` (NODE_ENV development or test) accepts a
+ * plain-HTTP admin origin outside loopback.
+ */
+export function embeddedOptionsSchema(relaxed: boolean) {
+  return v.strictObject({
+    /**
+     * The app runs inside the merchant admin's iframe: session cookies become
+     * `SameSite=None; Secure; Partitioned` (when the app URL is HTTPS), CSP allows
+     * the admin as frame ancestor, and installs end on the admin's app page.
+     * @default true
+     */
+    enabled: v.optional(boolean(), true),
+    /**
+     * Origin allowed to frame the app (CSP `frame-ancestors`).
+     * @default the origin of `oauth.authUrl`
+     */
+    adminOrigin: v.optional(
+      v.pipe(
+        httpUrl('the merchant admin origin', relaxed),
+        v.transform((u) => new URL(u).origin),
+      ),
+    ),
+    /**
+     * Where the merchant lands after an embedded install; `{client_id}` and `{store_id}` are replaced.
+     * @default '{authUrl}/admin/stores/{store_id}/apps/{client_id}'
+     */
+    adminAppUrl: v.optional(
+      v.pipe(
+        v.string('must be a URL template containing {store_id}.'),
+        v.includes('{store_id}', 'must be a URL template containing {store_id}.'),
+      ),
+      '{authUrl}/admin/stores/{store_id}/apps/{client_id}',
+    ),
+    /**
+     * Query parameter carrying the admin's launch JWT.
+     * @default 'launch'
+     */
+    launchParam: v.optional(
+      v.pipe(
+        v.string('must be a query parameter name.'),
+        v.regex(LAUNCH_PARAM, 'must be a query parameter name.'),
+      ),
+      'launch',
+    ),
+  });
 }
 
-export interface EmbeddedOptions {
-  /**
-   * The app runs inside the merchant admin's iframe: session cookies become
-   * `SameSite=None; Secure; Partitioned` (when the app URL is HTTPS), CSP allows
-   * the admin as frame ancestor, and installs end on the admin's app page.
-   * @default true
-   */
-  enabled?: boolean;
-  /**
-   * Origin allowed to frame the app (CSP `frame-ancestors`).
-   * @default the origin of `oauth.authUrl`
-   */
-  adminOrigin?: string;
-  /**
-   * Where the merchant lands after an embedded install; `{client_id}` and `{store_id}` are replaced.
-   * @default '{authUrl}/admin/stores/{store_id}/apps/{client_id}'
-   */
-  adminAppUrl?: string;
-  /**
-   * Query parameter carrying the admin's launch JWT.
-   * @default 'launch'
-   */
-  launchParam?: string;
-}
+export type EmbeddedOptions = v.InferInput<ReturnType<typeof embeddedOptionsSchema>>;
 
-export interface LoggerOptions {
-  /**
-   * Minimum level logged.
-   * @default the level of `instance` if given, else 'info' ('silent' when NODE_ENV=test)
-   */
-  level?: LevelWithSilent;
-  /**
-   * Your pino logger; the kit logs through a child of it with its redaction added.
-   * @default a new pino logger writing to stdout
-   */
-  instance?: Logger;
-  /**
-   * Where a kit-made logger writes (ignored with `instance`).
-   * @default stdout
-   */
-  destination?: DestinationStream;
-}
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface SecurityHeadersOptions {
+const level = v.optional(v.picklist(LEVELS, `must be one of ${LEVELS.join(', ')}.`));
+
+/**
+ * `logger`: either your own pino `instance` (the kit logs through a child of
+ * it) or a kit-made logger writing to `destination`; the two modes exclude
+ * each other.
+ */
+export const loggerOptionsSchema = v.union(
+  [
+    v.strictObject({
+      /**
+       * Minimum level logged.
+       * @default the level of `instance`
+       */
+      level,
+      /** Your pino logger; the kit logs through a child of it with its redaction added. */
+      instance: v.custom<Logger>(
+        (x) => typeof x === 'object' && x !== null && typeof (x as Logger).child === 'function',
+        'must be a pino logger.',
+      ),
+    }),
+    v.strictObject({
+      /**
+       * Minimum level logged.
+       * @default 'info' ('silent' when NODE_ENV=test)
+       */
+      level,
+      /**
+       * Where the kit-made logger writes.
+       * @default stdout
+       */
+      destination: v.optional(
+        v.custom<DestinationStream>(
+          (x) =>
+            typeof x === 'object' &&
+            x !== null &&
+            typeof (x as DestinationStream).write === 'function',
+          'must be a writable stream (an object with write()).',
+        ),
+      ),
+    }),
+  ],
+  'takes either `instance` (your pino logger) or `destination` (where a kit-made logger writes), not both.',
+);
+
+export type LoggerOptions = v.InferInput<typeof loggerOptionsSchema>;
+
+export const securityHeadersOptionsSchema = v.strictObject({
   /**
    * Set helmet's headers on every response passing through `kit.middleware()`.
    * @default true
    */
-  enabled?: boolean;
+  enabled: v.optional(boolean(), true),
   /**
    * Extra helmet options merged over the kit's (the kit's `frame-ancestors` is kept).
    * @default {}
    */
-  helmet?: HelmetOptions;
   /**
    * `'protected'`: CSP `frame-ancestors` (the admin origin when embedded, else
    * `'none'` plus `X-Frame-Options: DENY`) is always sent, whatever `helmet`
@@ -84,8 +177,20 @@ export interface SecurityHeadersOptions {
    * logs a warning at start.
    * @default 'protected'
    */
-  framing?: 'protected' | 'unprotected';
-}
+  framing: v.optional(
+    v.picklist(['protected', 'unprotected'], "must be 'protected' or 'unprotected'."),
+    'protected',
+  ),
+  helmet: v.optional(
+    v.custom<HelmetOptions>(
+      (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+      'must be an object of helmet options.',
+    ),
+    () => ({}),
+  ),
+});
+
+export type SecurityHeadersOptions = v.InferInput<typeof securityHeadersOptionsSchema>;
 
 export interface ResolvedHttpOptions {
   session: {

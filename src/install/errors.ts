@@ -18,8 +18,13 @@ export const INSTALL_ERROR_CODES = {
   CODE_REPLAYED: 'INSTALL_CODE_REPLAYED',
   /** The code was refused (invalid_grant) even after one fresh attempt (400). */
   CODE_REJECTED: 'INSTALL_CODE_REJECTED',
-  /** The token exchange failed: platform down, 5xx, garbage, or our credentials refused (502). */
+  /** The token exchange failed: platform down, 5xx, garbage (502). */
   TOKEN_EXCHANGE_FAILED: 'INSTALL_TOKEN_EXCHANGE_FAILED',
+  /**
+   * The platform refused the app's own credentials (`invalid_client`): a wrong
+   * STORE_APP_CLIENT_SECRET or client id. Retrying cannot help (500).
+   */
+  CLIENT_REJECTED: 'INSTALL_CLIENT_REJECTED',
   /** The database could not be reached (503). */
   STORAGE_UNAVAILABLE: 'STORAGE_UNAVAILABLE',
   /** The merchant granted fewer scopes than the app needs, and `auth.narrowerScopes` is 'refuse' (403). */

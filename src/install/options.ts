@@ -2,6 +2,8 @@
  * Options of the install routes (`options.auth`): where they mount and the
  * hooks the app runs around storing an installation.
  */
+import * as v from 'valibot';
+import { cookieName, fn, integer, urlPath } from '../options/index.js';
 import type { Installation } from '../storage/types.js';
 
 export interface InstallHookContext {
@@ -22,43 +24,46 @@ export interface AfterInstallContext extends InstallHookContext {
   reinstall: boolean;
 }
 
-export interface AuthRouteOptions {
+export type BeforeInstallHook = (ctx: InstallHookContext) => void | Promise<void>;
+export type AfterInstallHook = (ctx: AfterInstallContext) => void | Promise<void>;
+
+export const authRouteOptionsSchema = v.strictObject({
   /**
    * Path of the install begin route (`GET {path}?store_id=…`), relative to where
    * `kit.middleware()` is mounted.
    * @default '/auth'
    */
-  path?: string;
+  path: v.optional(urlPath(), '/auth'),
   /**
    * Path of the OAuth callback. `{appUrl}{callbackPath}` is the redirect URI to
    * register in the developer dashboard.
    * @default '/auth/callback'
    */
-  callbackPath?: string;
+  callbackPath: v.optional(urlPath(), '/auth/callback'),
   /**
    * How long a begun install may take before its state expires, in seconds.
    * @default 600
    */
-  stateTtlSeconds?: number;
+  stateTtlSeconds: v.optional(integer(30), 600),
   /**
    * Name of the short-lived cookie binding a pending install to the browser.
    * @default 'store_app_oauth'
    */
-  bindingCookieName?: string;
+  bindingCookieName: v.optional(cookieName(), 'store_app_oauth'),
   /**
    * Runs after the token exchange and before the installation is stored. A throw
    * aborts the install: nothing is stored, the merchant sees a 500 page, the
    * error is logged.
    * @default undefined
    */
-  beforeInstall?: (ctx: InstallHookContext) => void | Promise<void>;
+  beforeInstall: v.optional(fn<BeforeInstallHook>('must be a function.')),
   /**
    * Runs after the installation is stored and the session started (e.g. seed
    * the app's tables). A throw is logged and shows a 500 page; the installation
    * is kept (the merchant can retry; the hook should be idempotent).
    * @default undefined
    */
-  afterInstall?: (ctx: AfterInstallContext) => void | Promise<void>;
+  afterInstall: v.optional(fn<AfterInstallHook>('must be a function.')),
   /**
    * What to do when the platform grants fewer scopes than `oauth.scopes`.
    * `'refuse'`: nothing is stored; the merchant sees a 403 page
@@ -70,8 +75,14 @@ export interface AuthRouteOptions {
    * `InsufficientScopeError`).
    * @default 'refuse'
    */
-  narrowerScopes?: 'refuse' | 'record';
-}
+  narrowerScopes: v.optional(
+    v.picklist(['refuse', 'record'], "must be 'refuse' or 'record'."),
+    'refuse',
+  ),
+});
+
+/** Install routes and hooks (`options.auth`). */
+export type AuthRouteOptions = v.InferInput<typeof authRouteOptionsSchema>;
 
 export interface ResolvedAuthRouteOptions {
   path: string;
@@ -82,7 +93,7 @@ export interface ResolvedAuthRouteOptions {
   beginUrl: string;
   stateTtlSeconds: number;
   bindingCookieName: string;
-  beforeInstall: AuthRouteOptions['beforeInstall'];
-  afterInstall: AuthRouteOptions['afterInstall'];
+  beforeInstall: BeforeInstallHook | undefined;
+  afterInstall: AfterInstallHook | undefined;
   narrowerScopes: 'refuse' | 'record';
 }

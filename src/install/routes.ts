@@ -7,19 +7,22 @@
 import { createHash } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
-import type { ResolvedConfig } from '../config/index.js';
 import { StoreAppError } from '../errors/index.js';
 import { storeLogger } from '../http/logger.js';
+import type { ResolvedHttpOptions } from '../http/options.js';
 import { normalizeRedirectTarget } from '../http/redirect-target.js';
 import { frameAncestors } from '../http/security-headers.js';
 import { startStoreSession } from '../http/session.js';
 import { buildAuthorizeUrl } from '../oauth/authorize-url.js';
-import { INVALID_GRANT, OAuthError } from '../oauth/errors.js';
+import { INVALID_CLIENT, INVALID_GRANT, OAuthError } from '../oauth/errors.js';
+import type { ResolvedOAuthOptions } from '../oauth/options.js';
+import { OAUTH_ENV } from '../oauth/options.js';
 import { codeChallengeS256, createCodeVerifier } from '../oauth/pkce.js';
 import { createState } from '../oauth/state.js';
 import { requestToken } from '../oauth/token-endpoint.js';
 import type { Storage } from '../storage/types.js';
 import { INSTALL_ERROR_CODES as E } from './errors.js';
+import type { ResolvedAuthRouteOptions } from './options.js';
 import { sendBreakout, sendPage } from './pages.js';
 import {
   createPendingInstallCookie,
@@ -29,8 +32,17 @@ import {
   STATE_CLAIM_NAMESPACE,
 } from './pending-cookie.js';
 
+/** The resolved settings the install routes read (a slice of the kit's configuration). */
+export interface InstallRoutesConfig {
+  appUrl: string;
+  oauth: ResolvedOAuthOptions;
+  auth: ResolvedAuthRouteOptions;
+  session: Pick<ResolvedHttpOptions['session'], 'secure' | 'secret'>;
+  embedded: ResolvedHttpOptions['embedded'];
+}
+
 export interface InstallRoutesDeps {
-  config: ResolvedConfig;
+  config: InstallRoutesConfig;
   storage: Storage;
   logger: Logger;
   /** The fetch used for the token exchange (tests). @default globalThis.fetch */
@@ -395,6 +407,23 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
         });
         return;
       }
+      if (err.code === INVALID_CLIENT) {
+        // Our own credentials were refused: no retry can help, the operator
+        // has to fix the configuration. The log names the settings; the
+        // merchant's page names none (and no page ever shows a secret).
+        l.error(
+          { oauthError: err.code, settings: [OAUTH_ENV.clientSecret, OAUTH_ENV.clientId] },
+          `install: the platform refused the app's client credentials (invalid_client); ${OAUTH_ENV.clientSecret} (or oauth.clientSecret) is wrong or belongs to another app: copy the client secret and id from the developer dashboard into ${OAUTH_ENV.clientSecret} and ${OAUTH_ENV.clientId}, then restart`,
+        );
+        sendPage(res, {
+          status: 500,
+          code: E.CLIENT_REJECTED,
+          title: 'App not set up correctly',
+          message:
+            "The store platform did not accept this app's credentials, so the install cannot finish. Nothing was saved. The app's developer has to correct its configuration; trying again will not help until then.",
+        });
+        return;
+      }
       l.error({ err, oauthError: err.code }, 'install: token exchange failed');
       sendPage(res, {
         status: 502,
@@ -525,7 +554,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
 }
 
 /** Where the merchant lands after installing. */
-function homeUrl(config: ResolvedConfig, storeId: string, returnTo: string | null): string {
+function homeUrl(config: InstallRoutesConfig, storeId: string, returnTo: string | null): string {
   if (config.embedded.enabled) {
     return config.embedded.adminAppUrl
       .replaceAll('{client_id}', encodeURIComponent(config.oauth.clientId))

@@ -4,11 +4,15 @@
  * Used by the purge outbox of the built-in `app.uninstalled` handler and by
  * the app. Never by an error answer from the platform (token_revoked flags).
  */
-import { ConfigError } from '../errors/index.js';
+import { parseOptions } from '../options/index.js';
 import { validateStoreScopedTables } from '../storage/index.js';
 import type { Dialect, PurgeResult, Storage } from '../storage/types.js';
 import type { MinimalLogger } from '../webhooks/types.js';
-import type { PurgeAppOptions, ResolvedPurgeAppOptions } from './options.js';
+import {
+  type PurgeAppOptions,
+  purgeAppOptionsSchema,
+  type ResolvedPurgeAppOptions,
+} from './options.js';
 
 export type { PurgeAppOptions, ResolvedPurgeAppOptions } from './options.js';
 
@@ -21,18 +25,12 @@ export function resolvePurgeAppOptions(
   options: PurgeAppOptions,
   dialect: Dialect,
 ): ResolvedPurgeAppOptions {
-  const tables = options.storeScopedTables ?? [];
-  if (!Array.isArray(tables)) {
-    throw new ConfigError('storeScopedTables', 'must be an array of Drizzle tables');
-  }
+  const parsed = parseOptions(purgeAppOptionsSchema, options);
   // Storage owns the rule (dialect, store_id column, no kit tables, no
   // duplicates); calling it here makes a mistake fail at start, not at the
   // first uninstall.
-  validateStoreScopedTables(tables, dialect, 'storeScopedTables');
-  if (options.onPurge !== undefined && typeof options.onPurge !== 'function') {
-    throw new ConfigError('onPurge', 'must be a function (storeId, tx) => void | Promise<void>');
-  }
-  return { storeScopedTables: tables, onPurge: options.onPurge };
+  validateStoreScopedTables(parsed.storeScopedTables, dialect, 'storeScopedTables');
+  return { storeScopedTables: parsed.storeScopedTables, onPurge: parsed.onPurge };
 }
 
 export interface PurgeRunOptions {

@@ -3,9 +3,14 @@
  * Top-level options of `storeApp()` (the purge serves the `app.uninstalled`
  * webhook and `kit.purge()`).
  */
+import * as v from 'valibot';
+import { fn } from '../options/index.js';
 import type { AnyDrizzle, StoreScopedTable } from '../storage/types.js';
 
-export interface PurgeAppOptions {
+export type OnPurge = (storeId: string, tx: AnyDrizzle) => Promise<void> | void;
+
+/** Top-level entries of the `storeApp()` schema owned by the purge. */
+export const purgeAppOptionsEntries = {
   /**
    * The app's own Drizzle tables whose rows belong to one store. Each must
    * have a column whose SQL name is `store_id`; the kit refuses to start
@@ -13,7 +18,10 @@ export interface PurgeAppOptions {
    * the same transaction as the kit's own rows.
    * @default []
    */
-  storeScopedTables?: readonly StoreScopedTable[];
+  storeScopedTables: v.optional(
+    v.custom<readonly StoreScopedTable[]>(Array.isArray, 'must be an array of Drizzle tables.'),
+    () => [],
+  ),
   /**
    * Runs inside the purge transaction, after the tables above are emptied,
    * for anything else the app holds for the store (files, external systems).
@@ -21,10 +29,14 @@ export interface PurgeAppOptions {
    * backoff until it succeeds, so make it idempotent.
    * @default undefined
    */
-  onPurge?: (storeId: string, tx: AnyDrizzle) => Promise<void> | void;
-}
+  onPurge: v.optional(fn<OnPurge>('must be a function (storeId, tx) => void | Promise<void>.')),
+};
+
+export const purgeAppOptionsSchema = v.strictObject(purgeAppOptionsEntries);
+
+export type PurgeAppOptions = v.InferInput<typeof purgeAppOptionsSchema>;
 
 export interface ResolvedPurgeAppOptions {
   storeScopedTables: readonly StoreScopedTable[];
-  onPurge: ((storeId: string, tx: AnyDrizzle) => Promise<void> | void) | undefined;
+  onPurge: OnPurge | undefined;
 }

@@ -14,7 +14,9 @@ export type DatabaseTarget =
 /**
  * Reads a `DATABASE_URL`: `postgres://…` / `postgresql://…` for Postgres;
  * `file:./x.db`, `file:///abs/x.db`, a plain path or `:memory:` for SQLite.
- * Anything else (another scheme, empty) is a ConfigError naming the setting.
+ * Anything else (another scheme, a malformed postgres URL such as
+ * `postgres//host/db`, a connection string without its scheme, empty) is a
+ * ConfigError naming the setting, never a SQLite file named after it.
  */
 export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): DatabaseTarget {
   const value = url.trim();
@@ -47,12 +49,24 @@ export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): D
     if (path === '') throw new ConfigError(setting, '`file:` needs a path, e.g. `file:./app.db`');
     return { dialect: 'sqlite', filename: isAbsolute(path) ? path : resolve(path) };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    // Name only the scheme: the rest of a URL may hold a password.
-    const scheme = value.slice(0, value.indexOf(':'));
+  // Anything that looks like a connection URL must parse as one: a typo such
+  // as `postgres//…` or `postgres:/…` would otherwise become a SQLite file
+  // named after the URL, and the app would run on an empty database.
+  if (
+    /^(postgres(ql)?|pg)(:|\/\/)/i.test(value) ||
+    /^[^/\\\s@]+@[^/\\\s]+\/[^/\\\s]*$/.test(value)
+  ) {
     throw new ConfigError(
       setting,
-      `scheme "${scheme}:" is not supported; use \`postgres://…\` or a SQLite path (\`file:./app.db\`)`,
+      'looks like a Postgres connection string but is not a postgres:// URL; use `postgres://user:password@host:5432/database`, or a SQLite path such as `file:./data/app.db`',
+    );
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(value)?.[1];
+  if (scheme !== undefined && !/^[a-z]:[\\/]/i.test(value)) {
+    // Name only the scheme: the rest of a URL may hold a password.
+    throw new ConfigError(
+      setting,
+      `scheme "${scheme.slice(0, 32)}:" is not supported; use \`postgres://…\` or a SQLite path (\`file:./app.db\`)`,
     );
   }
   return { dialect: 'sqlite', filename: isAbsolute(value) ? value : resolve(value) };
