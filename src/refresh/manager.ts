@@ -352,6 +352,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           if (!inst) return true;
           // A reinstall replaced the revoked token: keep the new installation.
           if (inst.accessToken !== revokedToken) return false;
+          // Flagged already, by a call whose 401 came back earlier: once is enough.
+          if (inst.needsReauth) return true;
           // Flag only the version that held the revoked token: a reinstall
           // committing meanwhile is never flagged (then replay with its token).
           if (!(await installations.markNeedsReauth(storeId, inst.version))) return false;
