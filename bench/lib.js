@@ -1,6 +1,6 @@
 // Small shared helpers for the suites: a closed-loop HTTP load generator over
 // keep-alive sockets, medians, and a uniform way to print figures.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 
 /**
@@ -161,5 +161,26 @@ export function strictRps(url, options) {
       );
     }
     return r.rps;
+  };
+}
+
+/**
+ * A Standard Webhooks delivery of `payload` with a fresh id, signed with `key`
+ * (the secret's bytes): what a platform sends, for receiver benches.
+ */
+export function signedDelivery(key, payload) {
+  const id = `msg_${randomBytes(12).toString('base64url')}`;
+  const ts = Math.floor(Date.now() / 1000);
+  const body = JSON.stringify({ ...payload, id });
+  const mac = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'webhook-id': id,
+      'webhook-timestamp': String(ts),
+      'webhook-signature': `v1,${mac}`,
+    },
   };
 }

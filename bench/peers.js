@@ -32,7 +32,7 @@ import {
   verifySignature as kitVerifySignature,
   storeApp,
 } from '../dist/index.js';
-import { load, median, report } from './lib.js';
+import { load, median, report, signedDelivery } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2];
@@ -242,22 +242,7 @@ async function httpRows(sides, pairs) {
 }
 
 // Fresh, signed deliveries: a new id (and body) per request.
-const signedDelivery = () => {
-  const id = `msg_${randomBytes(12).toString('base64url')}`;
-  const ts = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({ ...payload, id });
-  const mac = createHmac('sha256', webhookKey).update(`${id}.${ts}.${body}`).digest('base64');
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      'webhook-id': id,
-      'webhook-timestamp': String(ts),
-      'webhook-signature': `v1,${mac}`,
-    },
-  };
-};
+const freshDelivery = () => signedDelivery(webhookKey, payload);
 const webhookKey = Buffer.from(secret.slice(6), 'base64');
 
 // --- receiver over HTTP -------------------------------------------------------
@@ -267,7 +252,7 @@ if (selected('receiver')) {
     method: 'POST',
     seconds: HTTP_SECONDS,
     concurrency: 50,
-    perRequest: signedDelivery,
+    perRequest: freshDelivery,
   });
   await httpRows(
     { kit: measureHttp(options(info.urls.kit)), peer: measureHttp(options(info.urls.webhook)) },

@@ -8,10 +8,10 @@
 // 5 s; target: flat (end within a few MB of the start, no upward trend).
 // `npm run build`, then `node bench/suites/soak.js` (or `npm run bench -- soak`).
 import { fork } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, report } from '../lib.js';
+import { load, report, signedDelivery } from '../lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.env.BENCH_QUICK === '1';
@@ -41,22 +41,8 @@ const memory = () =>
     server.send('memory');
   });
 
-const delivery = () => {
-  const id = `msg_${randomBytes(12).toString('base64url')}`;
-  const ts = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({ type: 'orders.create', data: { store_id: 'st_soak' }, id });
-  const mac = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      'webhook-id': id,
-      'webhook-timestamp': String(ts),
-      'webhook-signature': `v1,${mac}`,
-    },
-  };
-};
+const delivery = () =>
+  signedDelivery(key, { type: 'orders.create', data: { store_id: 'st_soak' } });
 
 const MB = (b) => Math.round((b / 1048576) * 10) / 10;
 

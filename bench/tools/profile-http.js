@@ -3,10 +3,10 @@
 // the given folder (summarise it with bench/tools/profile-summary.js).
 //   node bench/tools/profile-http.js <kit-route|bare-route|shopify-route|kit-webhook|peer-webhook> <dir> [seconds]
 import { fork } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load } from '../lib.js';
+import { load, signedDelivery } from '../lib.js';
 
 const [target, dir, seconds = '10'] = process.argv.slice(2);
 if (!target || !dir) {
@@ -22,22 +22,8 @@ const server = fork(join(here, '..', 'peers-server.js'), [], {
 });
 const info = await new Promise((resolve) => server.once('message', resolve));
 const key = Buffer.from(secret.slice(6), 'base64');
-const delivery = () => {
-  const id = `msg_${randomBytes(12).toString('base64url')}`;
-  const ts = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({ type: 'orders.create', data: { store_id: 'st_bench' }, id });
-  const mac = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      'webhook-id': id,
-      'webhook-timestamp': String(ts),
-      'webhook-signature': `v1,${mac}`,
-    },
-  };
-};
+const delivery = () =>
+  signedDelivery(key, { type: 'orders.create', data: { store_id: 'st_bench' } });
 const [side, kind] = target.split('-');
 const options =
   kind === 'webhook'
