@@ -9,8 +9,9 @@
  *   (docs/platform-contract.md, "Launching an embedded app"): signed with the
  *   app's client secret, `iss` = the platform, `aud` = client id, `sub` = store.
  */
-import { createSecretKey, hkdfSync, type KeyObject, randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { deriveSubkey } from '../crypto/index.js';
 import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
 
 export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
@@ -66,17 +67,6 @@ export interface SessionTokenIssuer {
 /** Claim carrying the session's original authentication time (epoch seconds). */
 const AUTH_TIME_CLAIM = 'auth_time';
 
-function deriveKey(secret: string): KeyObject {
-  const bytes = hkdfSync(
-    'sha256',
-    Buffer.from(secret, 'utf8'),
-    Buffer.from('store-app-kit'),
-    Buffer.from('app-session-token/v1'),
-    32,
-  );
-  return createSecretKey(Buffer.from(bytes));
-}
-
 export function createSessionTokens(config: {
   /** Session secrets, newest first: the first signs, all verify. */
   secrets: readonly string[];
@@ -92,7 +82,7 @@ export function createSessionTokens(config: {
    */
   maxSessionAgeSeconds?: number;
 }): SessionTokenIssuer {
-  const keys = config.secrets.map(deriveKey);
+  const keys = config.secrets.map((secret) => deriveSubkey(secret, 'app-session-token/v1'));
   const signingKey = keys[0];
   if (!signingKey) throw new ConfigError('session.secret', 'needs at least one secret.');
   /**

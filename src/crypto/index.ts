@@ -9,6 +9,7 @@ import {
   createDecipheriv,
   createHash,
   createSecretKey,
+  hkdfSync,
   type KeyObject,
   randomBytes,
   webcrypto,
@@ -35,6 +36,21 @@ export interface EncryptionKey {
 }
 
 /** A new key: base64url of 32 random bytes. */
+/**
+ * A 256-bit key of its own for one use of an app secret (HKDF-SHA256, the use
+ * as `info`), so the session secret never keys two different things directly.
+ */
+export function deriveSubkey(secret: string, use: string): KeyObject {
+  const bytes = hkdfSync(
+    'sha256',
+    Buffer.from(secret, 'utf8'),
+    Buffer.from('store-app-kit'),
+    Buffer.from(use),
+    32,
+  );
+  return createSecretKey(Buffer.from(bytes));
+}
+
 export function generateKey(): string {
   return randomBytes(KEY_BYTES).toString('base64url');
 }

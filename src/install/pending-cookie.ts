@@ -10,8 +10,9 @@
  * another began. Single use of a state is enforced at the callback by a
  * claim in the database, written only once a browser brings a genuine entry.
  */
-import { createHash, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
+import { deriveSubkey } from '../crypto/index.js';
 import { safeEqual } from '../oauth/state.js';
 
 /** One install begun in this browser and not yet completed. */
@@ -36,17 +37,6 @@ export const STATE_CLAIM_NAMESPACE = 'oauth-state';
 
 export function hashState(state: string): string {
   return createHash('sha256').update(state, 'utf8').digest('base64url');
-}
-
-function deriveKey(secret: string): KeyObject {
-  const bytes = hkdfSync(
-    'sha256',
-    Buffer.from(secret, 'utf8'),
-    Buffer.from('store-app-kit'),
-    Buffer.from('install-state/v1'),
-    32,
-  );
-  return createSecretKey(Buffer.from(bytes));
 }
 
 type Packed = [string, string, string | null, string | null, 0 | 1, number];
@@ -74,7 +64,7 @@ export interface PendingInstallCookie {
 }
 
 export function createPendingInstallCookie(secrets: readonly string[]): PendingInstallCookie {
-  const keys = secrets.map(deriveKey);
+  const keys = secrets.map((secret) => deriveSubkey(secret, 'install-state/v1'));
   const signingKey = keys[0];
   if (!signingKey) throw new Error('createPendingInstallCookie needs a session secret.');
   return {
