@@ -84,7 +84,12 @@ export type { OAuthOptions } from './oauth/options.js';
 // Webhooks and purge
 export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
 export type { PurgeAppOptions } from './purge/options.js';
-export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
+export {
+  REFRESH_CLIENT_REJECTED,
+  REFRESH_UNAVAILABLE,
+  RefreshClientRejectedError,
+  RefreshUnavailableError,
+} from './refresh/manager.js';
 export type { RefreshOptions } from './refresh/options.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export type {

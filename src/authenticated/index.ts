@@ -15,7 +15,7 @@ import type { ClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { escapeHtml, sendPage } from '../install/pages.js';
-import type { TokenManager } from '../refresh/manager.js';
+import { RefreshClientRejectedError, type TokenManager } from '../refresh/manager.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
@@ -166,6 +166,22 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       code: err.code,
       message: 'The app cannot reach its storage or the platform right now; try again shortly.',
     });
+  }
+
+  /**
+   * The app's own credentials were refused on a refresh: a configuration
+   * error the token manager logged with the settings to fix. The merchant is
+   * told no setting and no secret, and not to retry (500, not 503).
+   */
+  function misconfigured(req: Request, res: Response, err: RefreshClientRejectedError) {
+    res.set('Cache-Control', 'no-store');
+    const message =
+      "The store platform did not accept this app's credentials. Nothing was lost; the app's developer has to correct its configuration.";
+    if (isPageNavigation(req)) {
+      sendPage(res, { status: 500, code: err.code, title: 'App not set up correctly', message });
+      return;
+    }
+    res.status(500).json({ code: err.code, message });
   }
 
   /** The store named by the request, and whether a bearer token (not a cookie) named it. */
@@ -325,6 +341,10 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       } catch (err) {
         if (err instanceof NotInstalledError || err instanceof ReauthorizationRequiredError) {
           reauthorize(req, res, storeId, err.code, err.message);
+          return;
+        }
+        if (err instanceof RefreshClientRejectedError) {
+          misconfigured(req, res, err);
           return;
         }
         if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {

@@ -1,7 +1,9 @@
 export {
   createTokenManager,
+  REFRESH_CLIENT_REJECTED,
   REFRESH_UNAVAILABLE,
   type RefreshCall,
+  RefreshClientRejectedError,
   type RefreshedTokens,
   RefreshUnavailableError,
   type SweepResult,

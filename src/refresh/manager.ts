@@ -22,6 +22,7 @@ import {
 import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
 import { StoreAppError } from '../errors/index.js';
+import { OAUTH_ENV } from '../oauth/options.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
 import type { ResolvedRefreshOptions } from './options.js';
 
@@ -36,6 +37,23 @@ export const REFRESH_UNAVAILABLE = 'REFRESH_UNAVAILABLE' as const;
 export class RefreshUnavailableError extends StoreApiError<typeof REFRESH_UNAVAILABLE> {
   constructor(message: string, context: { cause?: unknown } = {}) {
     super(REFRESH_UNAVAILABLE, message, { status: 503, ...context });
+  }
+}
+
+export const REFRESH_CLIENT_REJECTED = 'REFRESH_CLIENT_REJECTED' as const;
+
+/**
+ * The platform refused the app's own credentials on a refresh (`invalid_client`):
+ * the client secret or id is wrong, not the installation. No retry can help
+ * until the configuration is fixed; the installation is kept as it was.
+ */
+export class RefreshClientRejectedError extends StoreApiError<typeof REFRESH_CLIENT_REJECTED> {
+  constructor(context: { cause?: unknown } = {}) {
+    super(
+      REFRESH_CLIENT_REJECTED,
+      `The platform refused the app's client credentials (invalid_client) while refreshing an access token: ${OAUTH_ENV.clientSecret} (or oauth.clientSecret) is wrong or belongs to another app. Copy the client id and secret from the developer dashboard into ${OAUTH_ENV.clientId} and ${OAUTH_ENV.clientSecret}, then restart. The installation was kept.`,
+      { status: 500, ...context },
+    );
   }
 }
 
@@ -111,6 +129,10 @@ function isInvalidGrant(err: unknown): boolean {
   return err instanceof StoreAppError && err.code === 'invalid_grant';
 }
 
+function isInvalidClient(err: unknown): boolean {
+  return err instanceof StoreAppError && err.code === 'invalid_client';
+}
+
 function isRetryable(err: unknown): boolean {
   if (err instanceof StoreAppError && (err as { retryable?: unknown }).retryable === true) {
     return true;
@@ -129,6 +151,12 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const committedHere = new WeakSet<Installation>();
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
+  /**
+   * A wrong client secret fails every store's refresh: the operator hears it
+   * once (at error level, naming the settings) until a refresh succeeds again,
+   * not once per store and sweep.
+   */
+  let clientRejectedReported = false;
 
   function fresh(inst: Installation): boolean {
     return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
@@ -258,6 +286,23 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         }
         await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
         if (err instanceof StoreAppError && err.code === 'ABORTED') throw err;
+        if (isInvalidClient(err)) {
+          // Our credentials, not the grant: never flag or purge the installation.
+          const rejected = new RefreshClientRejectedError({ cause: err });
+          if (!clientRejectedReported) {
+            clientRejectedReported = true;
+            logger?.error(
+              {
+                event: 'refresh.client_rejected',
+                storeId,
+                oauthError: 'invalid_client',
+                settings: [OAUTH_ENV.clientSecret, OAUTH_ENV.clientId],
+              },
+              rejected.message,
+            );
+          }
+          throw rejected;
+        }
         throw new RefreshUnavailableError(
           'The access token could not be refreshed now (token endpoint unavailable); try again.',
           { cause: err },
@@ -278,6 +323,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         continue;
       }
       logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
+      clientRejectedReported = false;
       committedHere.add(committed);
       return remember(committed);
     }
