@@ -157,7 +157,7 @@ export function createAppRegistry(db: PlatformDb): AppRegistry {
           rateLimit = validateRateLimit('rateLimit', input.rateLimit);
         } catch (err) {
           if (err instanceof PlatformError && err.code === PLATFORM_INVALID_OPTIONS) {
-            invalid(err.message.replace(/^startPlatform: /, ''));
+            invalid(err.message.replace(/^registerApp: /, ''));
           }
           throw err;
         }

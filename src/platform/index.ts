@@ -72,6 +72,7 @@ export {
 export type { FaultCounts, FaultOptions, FaultRoute, FaultRule } from './faults/index.js';
 export type { PlatformOptions, RateLimit, Tier } from './options.js';
 export { TIER_LIMITS } from './options.js';
+export { PlatformOptionsError } from './schema.js';
 export { SCOPES, type Scope } from './scopes.js';
 export type { Delivery, DeliveryAttempt, WaitForDeliveriesOptions } from './webhooks/index.js';
 export { signWebhook } from './webhooks/sign.js';

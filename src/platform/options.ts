@@ -1,6 +1,13 @@
 import type { Logger } from 'pino';
-import { PLATFORM_INVALID_OPTIONS, PlatformError } from './errors.js';
-import { type FaultOptions, type ResolvedFaults, resolveFaults } from './faults/index.js';
+import * as v from 'valibot';
+import { boolean, integer, type SettingNames } from '../options/index.js';
+import {
+  faultOptionsSchema,
+  NO_FAULTS,
+  type ResolvedFaults,
+  toResolvedFaults,
+} from './faults/index.js';
+import { parsePlatformOptions } from './schema.js';
 
 export type Tier = 'community' | 'partner' | 'elite';
 
@@ -19,24 +26,69 @@ export const TIER_LIMITS: Readonly<Record<Tier, RateLimit>> = {
   elite: { perMinute: null, concurrent: 500 },
 };
 
-export interface PlatformOptions {
+const HOST_NAME = /^[A-Za-z0-9.:[\]-]{1,253}$/;
+const SECONDS = 'must be a finite number of seconds, at least 0.';
+const seconds = v.pipe(
+  v.number(SECONDS),
+  v.check((n) => Number.isFinite(n) && n >= 0, SECONDS),
+);
+
+/** A partial rate limit: the global override and `registerApp`'s per-app one. */
+export const rateLimitSchema = v.strictObject({
+  /** Requests per minute per app and store; `null` means unlimited. */
+  perMinute: v.optional(
+    v.nullable(
+      v.pipe(
+        v.number('must be an integer of at least 1, or null for unlimited.'),
+        v.check(
+          (n) => Number.isSafeInteger(n) && n >= 1,
+          'must be an integer of at least 1, or null for unlimited.',
+        ),
+      ),
+    ),
+  ),
+  /** Requests in flight at once per app and store. */
+  concurrent: v.optional(integer(1)),
+});
+
+export const platformOptionsSchema = v.strictObject({
   /** TCP port. @default 0 (a free port) */
-  port?: number;
+  port: v.optional(integer(0, 65535), 0),
   /** Interface to listen on. @default '127.0.0.1' */
-  host?: string;
+  host: v.optional(
+    v.pipe(
+      v.string('must be a host name or address, e.g. 127.0.0.1.'),
+      v.nonEmpty('must be a host name or address, e.g. 127.0.0.1.'),
+    ),
+    '127.0.0.1',
+  ),
   /**
    * Extra `Host` names the platform answers to (e.g. a LAN name). Requests
    * with any other Host are refused with 421 (DNS-rebinding defence).
    * Loopback names, `host` and the bound address are always allowed.
    * @default []
    */
-  allowedHosts?: readonly string[];
+  allowedHosts: v.optional(
+    v.array(
+      v.pipe(
+        v.string('must be a host name (no scheme, no port), e.g. devbox.local.'),
+        v.regex(HOST_NAME, 'must be a host name (no scheme, no port), e.g. devbox.local.'),
+      ),
+      'must be an array of host names (no scheme, no port).',
+    ),
+    () => [],
+  ),
   /** SQLite file. @default undefined (in memory) */
-  db?: string;
+  db: v.optional(
+    v.pipe(
+      v.string('must be the path of a SQLite file (leave it out to keep data in memory).'),
+      v.nonEmpty('must be the path of a SQLite file (leave it out to keep data in memory).'),
+    ),
+  ),
   /** Access token lifetime. @default 86400 */
-  accessTokenTtlSeconds?: number;
+  accessTokenTtlSeconds: v.optional(integer(1), 86_400),
   /** Authorization code lifetime. @default 60 */
-  codeTtlSeconds?: number;
+  codeTtlSeconds: v.optional(integer(1), 60),
   /**
    * What a second exchange of a used authorization code does besides
    * answering `invalid_grant`. The document says tokens stay "unchanged"
@@ -44,171 +96,95 @@ export interface PlatformOptions {
    * RFC 6749 §4.1.2 suggests (a fault apps must survive without losing data).
    * @default false
    */
-  revokeOnCodeReplay?: boolean;
+  revokeOnCodeReplay: v.optional(boolean(), false),
   /** Refresh token lifetime. @default 7776000 (90 days) */
-  refreshTokenTtlSeconds?: number;
+  refreshTokenTtlSeconds: v.optional(integer(1), 90 * 86_400),
   /** Issue a new refresh token on each refresh. @default true */
-  refreshTokenRotation?: boolean;
+  refreshTokenRotation: v.optional(boolean(), true),
   /** How long a rotated refresh token still works, once. @default 60 */
-  refreshGraceSeconds?: number;
+  refreshGraceSeconds: v.optional(seconds, 60),
   /**
    * Overrides every app's tier limits (a field left out keeps the tier's value).
    * Per-app overrides given to `registerApp` win over this.
    * @default undefined (tier limits)
    */
-  rateLimit?: Partial<RateLimit>;
+  rateLimit: v.optional(rateLimitSchema),
   /**
    * Length of the fixed rate-limit window. The document's windows are one minute;
    * a shorter one lets benches and tests cover several windows in seconds. With
    * a non-default length, `perMinute` and `X-RateLimit-Limit` count requests per
    * window. @default 60
    */
-  rateLimitWindowSeconds?: number;
+  rateLimitWindowSeconds: v.optional(integer(1), 60),
   /** Delays in seconds between webhook attempts. @default [5, 30, 120, 600, 1800, 3600] */
-  webhookRetrySchedule?: readonly number[];
+  webhookRetrySchedule: v.optional(
+    v.array(seconds, 'must be an array of delays in seconds, e.g. [5, 30, 120].'),
+    () => [5, 30, 120, 600, 1800, 3600],
+  ),
   /** Time a webhook receiver has to answer 2xx. @default 10000 */
-  webhookTimeoutMs?: number;
+  webhookTimeoutMs: v.optional(integer(1), 10_000),
   /** A pino logger, or `true` for one at `info` on stderr. @default false */
-  logger?: Logger | boolean;
+  logger: v.optional(
+    v.union(
+      [v.boolean(), v.custom<Logger>(isLogger)],
+      'must be true, false or a pino logger instance.',
+    ),
+    false,
+  ),
   /**
    * Injected faults (latency, 5xx, resets, 429 storms, a hanging token
    * endpoint, dropped or duplicated webhooks); change them later with
    * `platform.setFaults()`. See docs/platform.md. @default undefined (none)
    */
-  faults?: FaultOptions;
+  faults: v.optional(faultOptionsSchema),
+});
+
+function isLogger(x: unknown): boolean {
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof (x as { info?: unknown }).info === 'function' &&
+    typeof (x as { child?: unknown }).child === 'function'
+  );
 }
 
-export interface ResolvedPlatformOptions {
-  port: number;
-  host: string;
-  allowedHosts: readonly string[];
-  db: string | undefined;
-  accessTokenTtlSeconds: number;
-  codeTtlSeconds: number;
-  revokeOnCodeReplay: boolean;
-  refreshTokenTtlSeconds: number;
-  refreshTokenRotation: boolean;
-  refreshGraceSeconds: number;
-  rateLimit: Partial<RateLimit> | undefined;
-  rateLimitWindowSeconds: number;
-  webhookRetrySchedule: readonly number[];
-  webhookTimeoutMs: number;
-  logger: Logger | boolean;
+/** `startPlatform(options)`: each field, its default and its meaning are in `platformOptionsSchema`. */
+export type PlatformOptions = v.InferInput<typeof platformOptionsSchema>;
+
+export type ResolvedPlatformOptions = Omit<
+  v.InferOutput<typeof platformOptionsSchema>,
+  'faults'
+> & {
   faults: ResolvedFaults;
-}
-
-export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = {
-  port: 0,
-  host: '127.0.0.1',
-  allowedHosts: [],
-  db: undefined,
-  accessTokenTtlSeconds: 86400,
-  codeTtlSeconds: 60,
-  revokeOnCodeReplay: false,
-  refreshTokenTtlSeconds: 90 * 86400,
-  refreshTokenRotation: true,
-  refreshGraceSeconds: 60,
-  rateLimit: undefined,
-  rateLimitWindowSeconds: 60,
-  webhookRetrySchedule: [5, 30, 120, 600, 1800, 3600],
-  webhookTimeoutMs: 10_000,
-  logger: false,
-  faults: resolveFaults(undefined),
 };
 
-function fail(setting: string, message: string): never {
-  throw new PlatformError(PLATFORM_INVALID_OPTIONS, `startPlatform: ${setting} ${message}`);
-}
-
-function nonNegativeNumber(setting: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    fail(setting, 'must be a finite number >= 0');
-  }
-  return value;
-}
-
-function bool(setting: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') fail(setting, 'must be true or false');
-  return value;
-}
-
-function positiveInt(setting: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    fail(setting, 'must be an integer >= 1');
-  }
-  return value;
-}
-
-/** Validates a partial rate limit (used for the global and the per-app override). */
+/**
+ * Validates a partial rate limit (`registerApp`'s per-app override). Throws
+ * `PLATFORM_INVALID_OPTIONS` naming `setting.field`.
+ */
 export function validateRateLimit(setting: string, value: unknown): Partial<RateLimit> {
-  if (typeof value !== 'object' || value === null) fail(setting, 'must be an object');
-  const v = value as Record<string, unknown>;
-  const out: Partial<RateLimit> = {};
-  if (v['perMinute'] !== undefined) {
-    out.perMinute =
-      v['perMinute'] === null ? null : positiveInt(`${setting}.perMinute`, v['perMinute']);
-  }
-  if (v['concurrent'] !== undefined) {
-    out.concurrent = positiveInt(`${setting}.concurrent`, v['concurrent']);
-  }
-  return out;
+  return parsePlatformOptions(rateLimitSchema, value, 'registerApp', { prefix: setting });
 }
 
-/** The one place options are validated and defaulted. */
-export function resolvePlatformOptions(options: PlatformOptions = {}): ResolvedPlatformOptions {
-  const d = DEFAULT_PLATFORM_OPTIONS;
-  const port = options.port ?? d.port;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('port', 'must be 0..65535');
-  const host = options.host ?? d.host;
-  if (typeof host !== 'string' || host.length === 0) fail('host', 'must be a host name');
-  if (options.db !== undefined && typeof options.db !== 'string') fail('db', 'must be a path');
-  const allowedHosts = options.allowedHosts ?? d.allowedHosts;
-  if (
-    !Array.isArray(allowedHosts) ||
-    allowedHosts.some((h) => typeof h !== 'string' || !/^[A-Za-z0-9.:[\]-]{1,253}$/.test(h))
-  ) {
-    fail('allowedHosts', 'must be an array of host names (no scheme, no port)');
-  }
-  const schedule = options.webhookRetrySchedule ?? d.webhookRetrySchedule;
-  if (!Array.isArray(schedule)) fail('webhookRetrySchedule', 'must be an array of seconds');
-  for (const [i, s] of schedule.entries()) nonNegativeNumber(`webhookRetrySchedule[${i}]`, s);
+/**
+ * The one place options are validated and defaulted: unknown keys, wrong
+ * types and out-of-range values throw `PLATFORM_INVALID_OPTIONS` naming each
+ * option (or, with `settings`, the CLI flag or variable it came from).
+ */
+export function resolvePlatformOptions(
+  options: PlatformOptions = {},
+  context: { where?: string; settings?: SettingNames } = {},
+): ResolvedPlatformOptions {
+  const parsed = parsePlatformOptions(
+    platformOptionsSchema,
+    options,
+    context.where ?? 'startPlatform',
+    context.settings ? { settings: context.settings } : {},
+  );
   return {
-    port,
-    host,
-    allowedHosts: [...allowedHosts],
-    db: options.db,
-    accessTokenTtlSeconds: positiveInt(
-      'accessTokenTtlSeconds',
-      options.accessTokenTtlSeconds ?? d.accessTokenTtlSeconds,
-    ),
-    codeTtlSeconds: positiveInt('codeTtlSeconds', options.codeTtlSeconds ?? d.codeTtlSeconds),
-    revokeOnCodeReplay: bool(
-      'revokeOnCodeReplay',
-      options.revokeOnCodeReplay ?? d.revokeOnCodeReplay,
-    ),
-    refreshTokenTtlSeconds: positiveInt(
-      'refreshTokenTtlSeconds',
-      options.refreshTokenTtlSeconds ?? d.refreshTokenTtlSeconds,
-    ),
-    refreshTokenRotation: options.refreshTokenRotation ?? d.refreshTokenRotation,
-    refreshGraceSeconds: nonNegativeNumber(
-      'refreshGraceSeconds',
-      options.refreshGraceSeconds ?? d.refreshGraceSeconds,
-    ),
-    rateLimit:
-      options.rateLimit === undefined
-        ? undefined
-        : validateRateLimit('rateLimit', options.rateLimit),
-    rateLimitWindowSeconds: positiveInt(
-      'rateLimitWindowSeconds',
-      options.rateLimitWindowSeconds ?? d.rateLimitWindowSeconds,
-    ),
-    webhookRetrySchedule: [...schedule],
-    webhookTimeoutMs: positiveInt(
-      'webhookTimeoutMs',
-      options.webhookTimeoutMs ?? d.webhookTimeoutMs,
-    ),
-    logger: options.logger ?? d.logger,
-    faults: options.faults === undefined ? d.faults : resolveFaults(options.faults),
+    ...parsed,
+    faults: parsed.faults === undefined ? NO_FAULTS : toResolvedFaults(parsed.faults),
   };
 }
+
+export const DEFAULT_PLATFORM_OPTIONS: ResolvedPlatformOptions = resolvePlatformOptions();

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/platform/cli-run.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
-import { install } from './helpers.js';
+import { install, postToken, REDIRECT } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-platform-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(argv: string[]) {
+function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   let out = '';
   let err = '';
   let stop!: () => void;
@@ -25,6 +25,7 @@ function run(argv: string[]) {
       err += t;
     },
     stopped,
+    env,
     onStarted: (p) => {
       started = p;
     },
@@ -40,12 +41,99 @@ describe('store-platform CLI', () => {
   });
 
   it('refuses unknown flags and bad values with exit code 2', async () => {
-    for (const argv of [['--nope'], ['--port', 'x'], ['--tier', 'gold'], ['--port']]) {
+    for (const argv of [['--nope'], ['--tier', 'gold'], ['--port']]) {
       const r = run(argv);
       expect(await r.done).toBe(2);
       expect(r.err()).toContain('Usage');
     }
   });
+
+  it('a mistyped flag or variable suggests the right one (exit 2)', async () => {
+    for (const [argv, env, says] of [
+      [['--prot', '0'], {}, 'unknown option --prot; did you mean --port?'],
+      [['--revoke-on-code-reply'], {}, 'did you mean --revoke-on-code-replay?'],
+      [
+        ['--port', '0'],
+        { STORE_PLATFORM_PROT: '4400' },
+        'STORE_PLATFORM_PROT: is not a setting of store-platform; did you mean STORE_PLATFORM_PORT?',
+      ],
+    ] as const) {
+      const r = run([...argv], { ...env });
+      expect(await r.done).toBe(2);
+      expect(r.err()).toContain(says);
+      expect(r.platform()).toBeUndefined();
+    }
+  });
+
+  it('a bad value is named by the flag or variable it came from, with what to put there (exit 2)', async () => {
+    for (const [argv, env, line] of [
+      [['--port', 'x'], {}, 'store-platform: --port: must be an integer from 0 to 65535.'],
+      [
+        [],
+        { STORE_PLATFORM_PORT: '99999' },
+        'store-platform: STORE_PLATFORM_PORT: must be an integer from 0 to 65535.',
+      ],
+      [
+        ['--port', '0', '--allowed-host', 'http://devbox'],
+        {},
+        'store-platform: --allowed-host: must be a host name (no scheme, no port), e.g. devbox.local.',
+      ],
+      [
+        ['--port', '0'],
+        { STORE_PLATFORM_REVOKE_ON_CODE_REPLAY: 'maybe' },
+        'store-platform: STORE_PLATFORM_REVOKE_ON_CODE_REPLAY: must be true or false.',
+      ],
+    ] as const) {
+      const r = run([...argv], { ...env });
+      expect(await r.done).toBe(2);
+      expect(r.err().trim()).toBe(line);
+    }
+  });
+
+  it('a flag wins over its variable', async () => {
+    // STORE_PLATFORM_PORT would be refused; the flag replaces it before validation.
+    const r = run(['--port', '0'], { STORE_PLATFORM_PORT: 'not-a-port' });
+    await expect.poll(() => r.platform(), { timeout: 15_000 }).toBeDefined();
+    r.stop();
+    expect(await r.done).toBe(0);
+  });
+
+  it.each([
+    ['--revoke-on-code-replay', 401, ['--revoke-on-code-replay'], {}],
+    [
+      'STORE_PLATFORM_REVOKE_ON_CODE_REPLAY=true',
+      401,
+      [],
+      { STORE_PLATFORM_REVOKE_ON_CODE_REPLAY: 'true' },
+    ],
+    ['neither (the document: tokens unchanged)', 200, [], {}],
+  ] as const)(
+    'code replay with %s: the first access token answers %i',
+    async (_label, status, flags, env) => {
+      const r = run(['--port', '0', ...flags], { ...env });
+      await expect.poll(() => r.platform(), { timeout: 15_000 }).toBeDefined();
+      const platform = r.platform()!;
+      try {
+        const inst = await install(platform);
+        const again = await postToken(platform, {
+          grant_type: 'authorization_code',
+          client_id: inst.clientId,
+          client_secret: inst.clientSecret,
+          code: inst.code,
+          redirect_uri: REDIRECT,
+          code_verifier: inst.verifier,
+        });
+        expect(again.body['error']).toBe('invalid_grant');
+        const res = await fetch(`${platform.apiUrl}/stores/current`, {
+          headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
+        });
+        expect(res.status).toBe(status);
+      } finally {
+        r.stop();
+        expect(await r.done).toBe(0);
+      }
+    },
+  );
 
   it('starts fast, seeds, registers --app with fixed credentials and prints them', async () => {
     const appFile = join(dir, 'app.json');
@@ -114,7 +202,10 @@ describe('--faults file', () => {
     writeFileSync(bad, JSON.stringify({ api: { errorRate: 2 } }));
     for (const [argv, says] of [
       [['--port', '0', '--faults', join(dir, 'missing.json')], '--faults'],
-      [['--port', '0', '--faults', bad], 'faults.api.errorRate'],
+      [
+        ['--port', '0', '--faults', bad],
+        `--faults ${bad}: faults.api.errorRate: must be a number from 0 to 1`,
+      ],
     ] as const) {
       const r = run([...argv]);
       expect(await r.done).toBe(2);

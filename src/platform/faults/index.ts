@@ -8,82 +8,92 @@
  * `seed` sees the same faults on every run for the same request order.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { PLATFORM_INVALID_OPTIONS, PlatformError } from '../errors.js';
+import * as v from 'valibot';
+import { boolean, integer } from '../../options/index.js';
+import { parsePlatformOptions } from '../schema.js';
 
 /** Which requests a fault rule applies to. */
 export type FaultRoute = 'api' | 'token' | 'authorize' | 'session';
 
 export const FAULT_ROUTES: readonly FaultRoute[] = ['api', 'token', 'authorize', 'session'];
 
+const SHARE = 'must be a number from 0 to 1 (the share of requests it applies to).';
+const share = v.pipe(
+  v.number(SHARE),
+  v.check((n) => Number.isFinite(n) && n >= 0 && n <= 1, SHARE),
+);
+// 10 minutes: beyond that a test meant `tokenTimeout`.
+const MS =
+  'must be a number of milliseconds from 0 to 600000 (for a token endpoint that never answers, set tokenTimeout).';
+const milliseconds = v.pipe(
+  v.number(MS),
+  v.check((n) => Number.isFinite(n) && n >= 0 && n <= 600_000, MS),
+);
+
 /** Faults for one route group. Shares are probabilities in [0, 1], drawn per request. */
-export interface FaultRule {
+export const faultRuleSchema = v.strictObject({
   /** Added delay before the request reaches its route, in ms. @default 0 */
-  latencyMs?: number;
+  latencyMs: v.optional(milliseconds, 0),
   /** Extra random delay in [0, jitterMs) added to `latencyMs`. @default 0 */
-  jitterMs?: number;
+  jitterMs: v.optional(milliseconds, 0),
   /** Share of requests answered with `errorStatus` instead of reaching the route. @default 0 */
-  errorRate?: number;
+  errorRate: v.optional(share, 0),
   /** Status of injected errors (500..599). @default 503 */
-  errorStatus?: number;
+  errorStatus: v.optional(integer(500, 599), 503),
   /**
    * Share of requests whose connection is destroyed mid-response: the route
    * runs (its side effects happen) but the client gets the headers and at
    * most half the body, then a reset. @default 0
    */
-  resetRate?: number;
+  resetRate: v.optional(share, 0),
   /** Share of requests answered 429 with `Retry-After` (a 429 storm at 1). @default 0 */
-  rateLimitRate?: number;
+  rateLimitRate: v.optional(share, 0),
   /** `Retry-After` of injected 429s, in seconds. @default 1 */
-  retryAfterSeconds?: number;
+  retryAfterSeconds: v.optional(integer(0, 86_400), 1),
   /**
    * Apply this rule to the next `count` requests of the group only, then
    * heal (e.g. `{ resetRate: 1, count: 1 }`: exactly one lost answer).
    * @default undefined (every request)
    */
-  count?: number;
-}
+  count: v.optional(integer(1, 1_000_000)),
+});
 
 /** `startPlatform({ faults })` and `platform.setFaults(faults)`. */
-export interface FaultOptions {
+export const faultOptionsSchema = v.strictObject({
   /** Seed of the generator behind every share. @default 1 */
-  seed?: number;
+  seed: v.optional(integer(0, 2 ** 32 - 1), 1),
   /** Requests to `/api/v1/*`. @default undefined (no faults) */
-  api?: FaultRule;
+  api: v.optional(faultRuleSchema),
   /** `POST /oauth/token`. @default undefined (no faults) */
-  token?: FaultRule;
+  token: v.optional(faultRuleSchema),
   /** `GET /oauth/authorize` and the consent decision. @default undefined (no faults) */
-  authorize?: FaultRule;
+  authorize: v.optional(faultRuleSchema),
   /** `GET /oauth/session`. @default undefined (no faults) */
-  session?: FaultRule;
+  session: v.optional(faultRuleSchema),
   /**
    * The token endpoint never answers: requests are held open until the
    * client gives up (or the platform closes). @default false
    */
-  tokenTimeout?: boolean;
+  tokenTimeout: v.optional(boolean(), false),
   /**
    * Send each webhook attempt this many times at once (same `webhook-id`,
    * same signature), for dedupe tests. The attempt succeeds if any copy got
    * a 2xx. @default 1
    */
-  webhookDuplicate?: number;
+  webhookDuplicate: v.optional(integer(1, 20), 1),
   /**
    * Share of webhook attempts that are never sent; each is logged as a
    * failed attempt (`error: 'dropped by fault injection'`) and retried on
    * the schedule like a lost request. @default 0
    */
-  webhookDropRate?: number;
-}
+  webhookDropRate: v.optional(share, 0),
+});
 
-export interface ResolvedFaultRule {
-  latencyMs: number;
-  jitterMs: number;
-  errorRate: number;
-  errorStatus: number;
-  resetRate: number;
-  rateLimitRate: number;
-  retryAfterSeconds: number;
-  count: number | undefined;
-}
+/** Faults for one route group (see `faultRuleSchema` for each field and its default). */
+export type FaultRule = v.InferInput<typeof faultRuleSchema>;
+/** `startPlatform({ faults })` and `platform.setFaults(faults)`. */
+export type FaultOptions = v.InferInput<typeof faultOptionsSchema>;
+export type ResolvedFaultRule = v.InferOutput<typeof faultRuleSchema>;
 
 export interface ResolvedFaults {
   seed: number;
@@ -104,17 +114,6 @@ export interface FaultCounts {
   webhookDuplicated: number;
 }
 
-const DEFAULT_RULE: ResolvedFaultRule = {
-  latencyMs: 0,
-  jitterMs: 0,
-  errorRate: 0,
-  errorStatus: 503,
-  resetRate: 0,
-  rateLimitRate: 0,
-  retryAfterSeconds: 1,
-  count: undefined,
-};
-
 export const NO_FAULTS: ResolvedFaults = {
   seed: 1,
   routes: {},
@@ -123,87 +122,31 @@ export const NO_FAULTS: ResolvedFaults = {
   webhookDropRate: 0,
 };
 
-function fail(setting: string, message: string): never {
-  throw new PlatformError(PLATFORM_INVALID_OPTIONS, `faults.${setting} ${message}`);
-}
-
-function share(setting: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
-    fail(setting, 'must be a number between 0 and 1');
-  }
-  return value;
-}
-
-function milliseconds(setting: string, value: unknown): number {
-  // 10 minutes: beyond that a test meant `tokenTimeout`.
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 600_000) {
-    fail(setting, 'must be a number of ms between 0 and 600000');
-  }
-  return value;
-}
-
-function integer(setting: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(setting, `must be an integer between ${min} and ${max}`);
-  }
-  return value;
-}
-
-function resolveRule(route: FaultRoute, value: unknown): ResolvedFaultRule {
-  if (typeof value !== 'object' || value === null) fail(route, 'must be an object');
-  const v = value as Record<string, unknown>;
-  for (const key of Object.keys(v)) {
-    if (!(key in DEFAULT_RULE)) fail(`${route}.${key}`, 'is not a fault option');
-  }
-  const d = DEFAULT_RULE;
-  return {
-    latencyMs: milliseconds(`${route}.latencyMs`, v['latencyMs'] ?? d.latencyMs),
-    jitterMs: milliseconds(`${route}.jitterMs`, v['jitterMs'] ?? d.jitterMs),
-    errorRate: share(`${route}.errorRate`, v['errorRate'] ?? d.errorRate),
-    errorStatus: integer(`${route}.errorStatus`, v['errorStatus'] ?? d.errorStatus, 500, 599),
-    resetRate: share(`${route}.resetRate`, v['resetRate'] ?? d.resetRate),
-    rateLimitRate: share(`${route}.rateLimitRate`, v['rateLimitRate'] ?? d.rateLimitRate),
-    retryAfterSeconds: integer(
-      `${route}.retryAfterSeconds`,
-      v['retryAfterSeconds'] ?? d.retryAfterSeconds,
-      0,
-      86_400,
-    ),
-    count:
-      v['count'] === undefined ? undefined : integer(`${route}.count`, v['count'], 1, 1_000_000),
-  };
-}
-
-/** The one place fault options are validated and defaulted. Throws `PLATFORM_INVALID_OPTIONS`. */
-export function resolveFaults(options: FaultOptions | undefined): ResolvedFaults {
-  if (options === undefined) return NO_FAULTS;
-  if (typeof options !== 'object' || options === null) fail('', 'must be an object');
-  const known = new Set<string>([
-    ...FAULT_ROUTES,
-    'seed',
-    'tokenTimeout',
-    'webhookDuplicate',
-    'webhookDropRate',
-  ]);
-  for (const key of Object.keys(options)) if (!known.has(key)) fail(key, 'is not a fault option');
+/** Reshapes validated fault options: one rule per route group that has one. */
+export function toResolvedFaults(parsed: v.InferOutput<typeof faultOptionsSchema>): ResolvedFaults {
   const routes: Partial<Record<FaultRoute, ResolvedFaultRule>> = {};
   for (const route of FAULT_ROUTES) {
-    if (options[route] !== undefined) routes[route] = resolveRule(route, options[route]);
+    const rule = parsed[route];
+    if (rule !== undefined) routes[route] = rule;
   }
-  const tokenTimeout = options.tokenTimeout ?? NO_FAULTS.tokenTimeout;
-  if (typeof tokenTimeout !== 'boolean') fail('tokenTimeout', 'must be a boolean');
   return {
-    seed: integer('seed', options.seed ?? NO_FAULTS.seed, 0, 2 ** 32 - 1),
+    seed: parsed.seed,
     routes,
-    tokenTimeout,
-    webhookDuplicate: integer(
-      'webhookDuplicate',
-      options.webhookDuplicate ?? NO_FAULTS.webhookDuplicate,
-      1,
-      20,
-    ),
-    webhookDropRate: share('webhookDropRate', options.webhookDropRate ?? NO_FAULTS.webhookDropRate),
+    tokenTimeout: parsed.tokenTimeout,
+    webhookDuplicate: parsed.webhookDuplicate,
+    webhookDropRate: parsed.webhookDropRate,
   };
+}
+
+/**
+ * The one place fault options given at run time (`setFaults`) are validated
+ * and defaulted. Throws `PLATFORM_INVALID_OPTIONS` naming each `faults.…` setting.
+ */
+export function resolveFaults(options: FaultOptions | undefined): ResolvedFaults {
+  if (options === undefined) return NO_FAULTS;
+  return toResolvedFaults(
+    parsePlatformOptions(faultOptionsSchema, options, 'setFaults', { prefix: 'faults' }),
+  );
 }
 
 /** mulberry32: tiny, fast and good enough to pick which requests fail. */
