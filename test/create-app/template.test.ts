@@ -1,25 +1,33 @@
 /**
  * The template cannot go stale: it is linked to this repository's built kit
  * (as `npm run demo` does) and type-checked with its own tsconfig, tests
- * included.
+ * included; its compiled server is started the way `npm start` starts it.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/crypto/index.js';
 import { createTempDatabase } from '../helpers/postgres.js';
 import { run } from '../helpers/run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const template = join(root, 'templates/express');
 
-it('templates/express type-checks against the kit', { timeout: 120_000 }, async () => {
+beforeAll(async () => {
+  // Links the built kit into the template and compiles it to templates/express/dist.
   const prep = await run(
     process.execPath,
     [join(root, 'create-app/scripts/demo.js'), '--prepare-only'],
-    {
-      cwd: root,
-    },
+    { cwd: root },
   );
   expect(prep.status, `${prep.stdout}\n${prep.stderr}`).toBe(0);
+}, 120_000);
+
+it('templates/express type-checks against the kit', { timeout: 120_000 }, async () => {
   const tsc = await run(
     process.execPath,
     [
@@ -56,4 +64,53 @@ it('templates/express passes its tests on Postgres (one DATABASE_URL change)', {
   } finally {
     await db.drop();
   }
+});
+
+describe('templates/express on a port already in use', () => {
+  let busy: Server;
+  let port: number;
+  const dir = mkdtempSync(join(tmpdir(), 'sak-template-port-'));
+  beforeAll(async () => {
+    busy = createServer();
+    // The wildcard address, as the app's app.listen(PORT) binds: a sure conflict.
+    await new Promise<void>((r) => busy.listen(0, r));
+    port = (busy.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => busy.close(() => r()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('`npm start` prints one line naming the port and PORT, and exits 1', {
+    timeout: 60_000,
+  }, async () => {
+    // A valid configuration, so the only mistake is the port (no .env: the variables are set).
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env['PATH'],
+      HOME: dir,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      STORE_APP_URL: `http://127.0.0.1:${port}`,
+      STORE_AUTH_URL: 'http://127.0.0.1:9',
+      STORE_APP_CLIENT_ID: 'app_port_test',
+      STORE_APP_CLIENT_SECRET: randomBytes(24).toString('base64url'),
+      STORE_APP_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+      STORE_APP_SCOPES: 'read_products,write_products',
+      STORE_APP_ENCRYPTION_KEYS: generateKey(),
+      STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
+      DATABASE_URL: `file:${join(dir, 'app.db')}`,
+    };
+    const r = await run(process.execPath, [join(template, 'dist/server.js')], {
+      cwd: dir,
+      env,
+      timeout: 45_000,
+    });
+    expect(r.status, r.out).toBe(1);
+    expect(r.stdout).not.toContain('listening');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toBe(
+      `Port ${port} is already in use; set PORT to a free port (in .env or the environment) and start again.`,
+    );
+  });
 });
