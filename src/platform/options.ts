@@ -149,7 +149,14 @@ function isLogger(x: unknown): boolean {
 }
 
 /** `startPlatform(options)`: each field, its default and its meaning are in `platformOptionsSchema`. */
-export type PlatformOptions = v.InferInput<typeof platformOptionsSchema>;
+export type PlatformOptions = Omit<
+  v.InferInput<typeof platformOptionsSchema>,
+  'allowedHosts' | 'webhookRetrySchedule'
+> & {
+  // Read-only lists are fine: the schema copies them.
+  allowedHosts?: readonly string[];
+  webhookRetrySchedule?: readonly number[];
+};
 
 export type ResolvedPlatformOptions = Omit<
   v.InferOutput<typeof platformOptionsSchema>,

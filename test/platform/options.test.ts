@@ -92,6 +92,11 @@ describe('startPlatform options schema', () => {
     // Defaults are copies: mutating one resolution cannot change the next.
     (d.webhookRetrySchedule as number[]).push(1);
     expect(resolvePlatformOptions().webhookRetrySchedule).toHaveLength(6);
+    // Read-only lists are accepted (typed so) and copied.
+    const hosts = ['devbox.local'] as const;
+    const resolved = resolvePlatformOptions({ allowedHosts: hosts, webhookRetrySchedule: [1, 2] });
+    expect(resolved.allowedHosts).toEqual(['devbox.local']);
+    expect(resolved.allowedHosts).not.toBe(hosts);
   });
 
   it('startPlatform rejects before listening; setFaults names faults.* and keeps the old faults', async () => {
