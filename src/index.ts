@@ -55,6 +55,7 @@ export type {
   LoggerOptions,
   SecurityHeadersOptions,
   SessionOptions,
+  StoreAppLogger,
 } from './http/options.js';
 export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';

@@ -301,10 +301,7 @@ export function resolveConfig(
       launchParam: o.embedded.launchParam,
     },
     logger: {
-      level:
-        logger.level ??
-        (instance?.level as ResolvedHttpOptions['logger']['level'] | undefined) ??
-        (environment === 'test' ? 'silent' : 'info'),
+      level: logger.level ?? levelOf(instance) ?? (environment === 'test' ? 'silent' : 'info'),
       instance,
       destination,
     },
@@ -315,6 +312,24 @@ export function resolveConfig(
     authenticated: o.authenticated,
     purge: { storeScopedTables: o.storeScopedTables, onPurge: o.onPurge },
   };
+}
+
+const LEVEL_NAMES: ReadonlySet<string> = new Set([
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+]);
+
+/** The level of the app's logger when it states one the kit knows (pino's, winston's `info`, …). */
+function levelOf(instance: unknown): ResolvedHttpOptions['logger']['level'] | undefined {
+  const level = (instance as { level?: unknown } | undefined)?.level;
+  return typeof level === 'string' && LEVEL_NAMES.has(level)
+    ? (level as ResolvedHttpOptions['logger']['level'])
+    : undefined;
 }
 
 /** The dialect check of `storeScopedTables`, when the database URL itself is valid. */
