@@ -12,6 +12,11 @@ import {
 import { clientOptionsSchema, type ResolvedClientOptions } from '../client/options.js';
 import { ConfigError, ConfigErrors } from '../errors/index.js';
 import {
+  HEALTH_DEFAULTS,
+  healthOptionsSchema,
+  type ResolvedHealthOptions,
+} from '../health/options.js';
+import {
   embeddedOptionsSchema,
   loggerOptionsSchema,
   type ResolvedHttpOptions,
@@ -48,6 +53,7 @@ import {
 export type { AuthenticatedOptions } from '../authenticated/options.js';
 export type { ClientOptions } from '../client/options.js';
 export { ConfigErrors } from '../errors/index.js';
+export type { HealthOptions } from '../health/options.js';
 export type {
   EmbeddedOptions,
   LoggerOptions,
@@ -126,6 +132,8 @@ function storeAppOptionsSchema(relaxed: boolean) {
     refresh: v.optional(refreshOptionsSchema, {}),
     /** `kit.authenticated()` and app session tokens. */
     authenticated: v.optional(authenticatedOptionsSchema, {}),
+    /** The opt-in health endpoint (no route unless given). */
+    health: v.optional(healthOptionsSchema),
     ...purgeAppOptionsEntries,
   });
 }
@@ -151,6 +159,7 @@ export interface ResolvedConfig extends ResolvedHttpOptions {
   refresh: ResolvedRefreshOptions;
   authenticated: ResolvedAuthenticatedOptions;
   purge: ResolvedPurgeAppOptions;
+  health: ResolvedHealthOptions;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -311,6 +320,7 @@ export function resolveConfig(
     refresh: o.refresh,
     authenticated: o.authenticated,
     purge: { storeScopedTables: o.storeScopedTables, onPurge: o.onPurge },
+    health: o.health ? { ...o.health } : HEALTH_DEFAULTS,
   };
 }
 
