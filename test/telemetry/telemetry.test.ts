@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { errorType } from '../../src/telemetry/index.js';
 import { Browser, type Harness, startHarness } from '../install/harness.js';
 import { type Otel, registerOtel, total } from './otel.js';
 
@@ -279,3 +280,15 @@ function describeSpan(s: ReadableSpan): unknown {
     links: s.links,
   };
 }
+
+describe('error.type', () => {
+  it('a platform body cannot put free text or an unbounded value into error.type', () => {
+    const withCode = (code: unknown) => Object.assign(new Error('m'), { code });
+    expect(errorType(withCode('NOT_FOUND'))).toBe('NOT_FOUND');
+    expect(errorType(withCode('invalid_grant'))).toBe('invalid_grant');
+    expect(errorType(withCode('token at_live_123 is bad'))).toBe('Error');
+    expect(errorType(withCode('x'.repeat(65)))).toBe('Error');
+    expect(errorType({ code: 'see https://evil.example/?q=1' })).toBe('_OTHER');
+    expect(errorType('a string thrown')).toBe('_OTHER');
+  });
+});
