@@ -296,8 +296,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
 
   /**
    * One refresh in a span, counted by outcome: `refreshed` (this process
-   * committed new tokens), `joined` (another process did), `reauth_required`
-   * or `failed`. Failures are kept for the health endpoint.
+   * committed new tokens), `joined` (another process did), `reauth_required`,
+   * `not_installed` or `failed`. Failures are kept for the health endpoint.
    */
   function tracedRefresh(storeId: string, trigger: Trigger): Promise<Installation> {
     return inSpan(
@@ -309,10 +309,16 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           inst = await refreshUnderLease(storeId, trigger);
         } catch (err) {
           const code = errorType(err);
-          const outcome = code === 'REAUTHORIZATION_REQUIRED' ? 'reauth_required' : 'failed';
+          const outcome =
+            code === 'REAUTHORIZATION_REQUIRED'
+              ? 'reauth_required'
+              : code === 'NOT_INSTALLED'
+                ? 'not_installed'
+                : 'failed';
           countRefresh(outcome);
           if (span.isRecording()) span.setAttribute(ATTR.outcome, outcome);
-          lastFailure = { at: new Date(now()), code };
+          // A store uninstalled meanwhile is no refresh failure for the operator.
+          if (outcome !== 'not_installed') lastFailure = { at: new Date(now()), code };
           throw err;
         }
         const outcome = committedHere.has(inst) ? 'refreshed' : 'joined';
