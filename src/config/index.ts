@@ -270,6 +270,13 @@ export function resolveConfig(
   }
 
   const o = result.output;
+  const healthClash = o.health && clashingRoute(o.health.path, o);
+  if (healthClash) {
+    throw new ConfigError(
+      'health.path',
+      `is already the path of ${healthClash}; choose another, such as '/healthz'.`,
+    );
+  }
   const app = new URL(o.appUrl);
   const appPath = app.pathname.replace(/\/+$/, '');
   const secure = app.protocol === 'https:';
@@ -322,6 +329,20 @@ export function resolveConfig(
     purge: { storeScopedTables: o.storeScopedTables, onPurge: o.onPurge },
     health: o.health ? { ...o.health } : HEALTH_DEFAULTS,
   };
+}
+
+/** Which kit route, if any, already answers at `path` (the health route would hide it or be hidden). */
+function clashingRoute(
+  path: string,
+  o: { auth: { path: string; callbackPath: string }; webhooks: { path: string } },
+): string | undefined {
+  const routes: Array<[string, string]> = [
+    [o.auth.path, 'auth.path'],
+    [o.auth.callbackPath, 'auth.callbackPath'],
+    [`${o.auth.path}/session-token`, 'the session-token route'],
+    [o.webhooks.path, 'webhooks.path'],
+  ];
+  return routes.find(([p]) => p === path)?.[1];
 }
 
 const LEVEL_NAMES: ReadonlySet<string> = new Set([

@@ -239,11 +239,15 @@ describe('health options', () => {
     throw new Error('accepted');
   };
 
-  it('defaults to no route; a bad path, timeout or unknown key fails at start naming the option', () => {
+  it('defaults to no route; a bad path, a path another kit route uses, a bad timeout or an unknown key fails at start naming the option', () => {
     expect(resolveConfig({}, ENV).health).toEqual({ path: null, dbTimeoutMs: 1000, cacheMs: 1000 });
     expect(resolveConfig({ health: {} }, ENV).health.path).toBe('/healthz');
     expect(problem({ health: { path: 'healthz' } }).setting).toBe('health.path');
     expect(problem({ health: { dbTimeoutMs: 0 } }).setting).toBe('health.dbTimeoutMs');
+    const clash = problem({ health: { path: '/webhooks' } });
+    expect(clash.setting).toBe('health.path');
+    expect(clash.message).toContain('webhooks.path');
+    expect(problem({ health: { path: '/auth/callback' } }).message).toContain('auth.callbackPath');
     const typo = problem({ health: { pth: '/h' } });
     expect(typo.setting).toBe('health.pth');
     expect(typo.message).toContain('`health.path`');
