@@ -1,7 +1,7 @@
 /**
  * The opt-in health endpoint: off by default, the report over real sockets
  * on a SQLite file (database, pending purges, last refresh failure), 503 when
- * the database is closed or hangs, one database query for a flood of probes,
+ * the database (SQLite or Postgres) is closed or hangs, one database query for a flood of probes,
  * and nothing in it that names a store, a token, a URL or an error message.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,10 +15,15 @@ import { ConfigError } from '../../src/errors/index.js';
 import { createHealthCheck, HEALTH_DB_TIMEOUT, type HealthReport } from '../../src/health/index.js';
 import { createStorage } from '../../src/storage/index.js';
 import type { PendingPurge } from '../../src/storage/types.js';
+import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-health-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let pg: TempDatabase | undefined;
+afterAll(async () => {
+  await pg?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
 afterEach(() => {
   vi.useRealTimers();
   vi.restoreAllMocks();
@@ -176,9 +181,12 @@ describe('createHealthCheck', () => {
     expect(list).toHaveBeenCalledTimes(2);
   });
 
-  it('answers 503 with only an error code when the database is closed', async () => {
+  it.each([
+    ['SQLite', async () => join(dir, 'closed.db')],
+    ['Postgres', async () => (pg ??= await createTempDatabase('sak_health')).url],
+  ])('answers 503 with only an error code when the %s database is closed', async (_name, url) => {
     const storage = await createStorage({
-      databaseUrl: join(dir, 'closed.db'),
+      databaseUrl: await url(),
       encryptionKeys: [generateKey()],
     });
     const check = createHealthCheck({
