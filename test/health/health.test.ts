@@ -183,7 +183,13 @@ describe('createHealthCheck', () => {
 
   it.each([
     ['SQLite', async () => join(dir, 'closed.db')],
-    ['Postgres', async () => (pg ??= await createTempDatabase('sak_health')).url],
+    [
+      'Postgres',
+      async () => {
+        pg = await createTempDatabase('sak_health');
+        return pg.url;
+      },
+    ],
   ])('answers 503 with only an error code when the %s database is closed', async (_name, url) => {
     const storage = await createStorage({
       databaseUrl: await url(),
