@@ -12,7 +12,7 @@ import {
   startPlatform,
 } from '../../src/platform/index.js';
 import { DEFAULT_PLATFORM_OPTIONS, resolvePlatformOptions } from '../../src/platform/options.js';
-import { REDIRECT, WEBHOOK } from './helpers.js';
+import { install, REDIRECT, WEBHOOK } from './helpers.js';
 
 function problem(options: unknown): PlatformOptionsError {
   try {
@@ -101,7 +101,7 @@ describe('startPlatform options schema', () => {
 
   it('startPlatform rejects before listening; setFaults names faults.* and keeps the old faults', async () => {
     await expect(startPlatform({ prot: 1 } as never)).rejects.toThrow(/did you mean `port`/);
-    const p = await startPlatform({ faults: { api: { errorRate: 0.5 } } });
+    const p = await startPlatform({ faults: { api: { errorRate: 1 } } });
     try {
       expect(() => p.setFaults({ api: { latencyMS: 10 } } as never)).toThrow(
         /^setFaults: faults\.api\.latencyMS: is not an option; did you mean `faults\.api\.latencyMs`\?$/,
@@ -109,6 +109,12 @@ describe('startPlatform options schema', () => {
       expect(() => p.setFaults({ webhookDropRate: 2 })).toThrow(
         'setFaults: faults.webhookDropRate: must be a number from 0 to 1',
       );
+      // The refused calls changed nothing: every API request still fails as configured.
+      const inst = await install(p);
+      const res = await fetch(`${p.apiUrl}/stores/current`, {
+        headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
+      });
+      expect(res.status).toBe(503);
     } finally {
       await p.close();
     }
