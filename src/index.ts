@@ -67,6 +67,8 @@ export {
   type AuthenticatedHandler,
   type AuthenticatedLocals,
   type KitInstallations,
+  type MysqlDatabase,
+  type MysqlStoreAppKit,
   type PostgresDatabase,
   type PostgresStoreAppKit,
   type SqliteDatabase,
