@@ -81,7 +81,7 @@ describe('store-app CLI', () => {
   });
 
   it('failures exit 1 with the message and no stack', async () => {
-    const r = await cli(['migrate'], { DATABASE_URL: 'mysql://x@y/z' });
+    const r = await cli(['migrate'], { DATABASE_URL: 'mongodb://x@y/z' });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('DATABASE_URL');
     expect(r.stderr).not.toMatch(/\n\s+at /);
