@@ -15,7 +15,7 @@ import mysql from 'mysql2/promise';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
-import { StorageError, StoreAppError } from '../../src/errors/index.js';
+import { StorageError } from '../../src/errors/index.js';
 import { createStorage, MIGRATIONS_TABLE, type Storage } from '../../src/storage/index.js';
 import { MYSQL_LOCK_ATTEMPTS } from '../../src/storage/mysql.js';
 import { createTempMysqlDatabase, mysqlAdmin } from '../helpers/mysql.js';
@@ -399,24 +399,34 @@ describe('unavailable server', () => {
     expect((err as Error).message).not.toContain('s3cretpw');
   });
 
-  it('a connection killed by the server mid-use is a StorageError, never a wrong answer', async () => {
-    const s = await open({ pool: { max: 1 } });
+  it('a connection killed mid-transaction is a StorageError (503), no parameters in it; the next transaction works', async () => {
+    const s = await open({ pool: { max: 2 } });
     try {
-      await s.installations.upsert('kill-me', tokens('k'));
-      const [r] = await s.db.execute(sql`SELECT CONNECTION_ID() AS id`);
-      const id = (r as Array<{ id: number }>)[0]?.id;
-      const admin = await mysqlAdmin();
-      await admin.query(`KILL ${Number(id)}`);
-      await admin.end();
-      const err = await s.installations.get('kill-me').catch((e: unknown) => e);
-      // The pool may already have replaced the dead connection: then the read succeeds.
-      if (err instanceof Error) {
-        expect(err).toBeInstanceOf(StoreAppError);
-        expect(err).toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
-      } else {
-        expect(err).toMatchObject({ storeId: 'kill-me' });
-      }
-      expect((await s.installations.get('kill-me'))?.storeId).toBe('kill-me');
+      await s.db.execute(
+        sql`CREATE TABLE IF NOT EXISTS app_items (id varchar(64) PRIMARY KEY, secret text)`,
+      );
+      const err = await s
+        .transaction(async (tx) => {
+          const [r] = await tx.execute(sql`SELECT CONNECTION_ID() AS id`);
+          const id = Number((r as Array<{ id: number }>)[0]?.id);
+          const admin = await mysqlAdmin();
+          await admin.query(`KILL ${id}`);
+          await admin.end();
+          await tx.execute(
+            sql`INSERT INTO app_items (id, secret) VALUES (${'a'}, ${'hunter2-param'})`,
+          );
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StorageError);
+      expect(err).toMatchObject({ code: 'STORAGE_UNAVAILABLE', status: 503 });
+      expect((err as Error).cause).toBeDefined();
+      expect((err as Error).message).not.toContain('hunter2-param');
+      // The pool dropped the dead connection.
+      await s.transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO app_items (id) VALUES (${'after'})`);
+      });
+      const [rows] = await s.db.execute(sql`SELECT id FROM app_items`);
+      expect((rows as Array<{ id: string }>).map((r) => r.id)).toEqual(['after']);
     } finally {
       await s.close();
     }
