@@ -38,6 +38,13 @@ import type {
   WebhookRepository,
 } from './types.js';
 
+/**
+ * For the kit's own transactions: a deadlock victim is rolled back whole
+ * (effects and onPurge included), so running it again is what a redelivery
+ * or the outbox's next attempt would do anyway.
+ */
+const RETRY_LOCK_CONFLICTS = { retryOnLockConflict: true } as const;
+
 type InstallationRow = KitTables['installations']['$inferSelect'];
 type OAuthStateRow = KitTables['oauthStates']['$inferSelect'];
 
@@ -163,13 +170,10 @@ export function createInstallationRepository(
       if (adapter.dialect === 'mysql') {
         // No RETURNING: write and re-read in one transaction (the row stays
         // locked by the write, so the read sees this write, not a later one).
-        const row = await adapter.transaction(
-          async () => {
-            await adapter.run('storing an installation', (db) => mysqlUpsert(db, t, insert, set));
-            return readRow(storeId);
-          },
-          { retryOnLockConflict: true },
-        );
+        const row = await adapter.transaction(async () => {
+          await adapter.run('storing an installation', (db) => mysqlUpsert(db, t, insert, set));
+          return readRow(storeId);
+        }, RETRY_LOCK_CONFLICTS);
         return decode(row!);
       }
       const rows = await adapter.run('storing an installation', (db) =>
@@ -215,13 +219,10 @@ export function createInstallationRepository(
           .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)));
       if (adapter.dialect === 'mysql') {
         // No RETURNING: update and re-read in one transaction (see upsert).
-        const row = await adapter.transaction(
-          async () => {
-            const result = await adapter.run('storing refreshed tokens', update);
-            return adapter.affected(result) === 1 ? readRow(storeId) : undefined;
-          },
-          { retryOnLockConflict: true },
-        );
+        const row = await adapter.transaction(async () => {
+          const result = await adapter.run('storing refreshed tokens', update);
+          return adapter.affected(result) === 1 ? readRow(storeId) : undefined;
+        }, RETRY_LOCK_CONFLICTS);
         return row ? decode(row) : null;
       }
       const rows = await adapter.run('storing refreshed tokens', (db) => update(db).returning());
@@ -447,24 +448,19 @@ export function createWebhookRepository(adapter: DialectAdapter): WebhookReposit
   );
   return {
     async runOnce(webhookId, topic, effects) {
-      return adapter.transaction(
-        async (tx) => {
-          // On Postgres a concurrent insert of the same id waits on the row lock
-          // and, once the first commits, conflicts: exactly one runs the effects.
-          const values = { webhookId, topic, receivedAt: new Date() };
-          const inserted = await adapter.run('recording a webhook delivery', async (db) =>
-            adapter.dialect === 'mysql'
-              ? mysqlInsertIfAbsent(db, t, values, t.webhookId)
-              : (await record(db).execute(values)).length === 1,
-          );
-          if (!inserted) return { duplicate: true } as const;
-          const result = await effects(tx);
-          return { duplicate: false, result } as const;
-          // A deadlock victim rolled back whole, effects included: running it
-          // again is what a redelivery would do.
-        },
-        { retryOnLockConflict: true },
-      );
+      return adapter.transaction(async (tx) => {
+        // On Postgres a concurrent insert of the same id waits on the row lock
+        // and, once the first commits, conflicts: exactly one runs the effects.
+        const values = { webhookId, topic, receivedAt: new Date() };
+        const inserted = await adapter.run('recording a webhook delivery', async (db) =>
+          adapter.dialect === 'mysql'
+            ? mysqlInsertIfAbsent(db, t, values, t.webhookId)
+            : (await record(db).execute(values)).length === 1,
+        );
+        if (!inserted) return { duplicate: true } as const;
+        const result = await effects(tx);
+        return { duplicate: false, result } as const;
+      }, RETRY_LOCK_CONFLICTS);
     },
 
     async pruneDeliveries(before) {
@@ -638,94 +634,89 @@ export function createPurge(adapter: DialectAdapter) {
     options: PurgeOptions,
     scoped: ScopedTable[],
   ): Promise<PurgeResult> {
-    // A deadlock victim rolled back whole, onPurge included: running it again
-    // is what the purge outbox would do on its next attempt.
-    return adapter.transaction(
-      async (tx) => {
-        // Lock the installation row first: a reinstall committing while this
-        // purge runs then waits and lands after it, instead of being deleted by
-        // an uninstall event older than it. (SQLite's BEGIN IMMEDIATE already
-        // serialises writers; Postgres needs FOR UPDATE.)
-        const rows = await adapter.run('reading an installation', (db) => {
-          const query = db
-            .select({
-              installedAt: t.installations.installedAt,
-              platformInstalledAt: t.installations.platformInstalledAt,
-            })
-            .from(t.installations)
-            .where(eq(t.installations.storeId, storeId));
-          return adapter.dialect !== 'sqlite'
-            ? (query as unknown as { for(strength: 'update'): typeof query }).for('update')
-            : query;
-        });
-        // One clock: the platform's install time when known (the event's time is
-        // the platform's), else ours for rows written before it was recorded.
-        const installedAt = rows[0]?.platformInstalledAt ?? rows[0]?.installedAt;
-        const before = options.ifInstalledBefore;
-        if (before !== undefined) {
-          if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
-            return { purged: false, counts: {} };
-          }
-          // No installation, and a purge already recorded for this event or a
-          // later one: a duplicate delivery (or token_revoked) racing the first
-          // purge; doing it again would run the app's onPurge twice. Event times
-          // are compared with event times (the platform's clock), never with our
-          // clock. App rows left without an installation and without such a purge
-          // are still deleted below.
-          if (installedAt === undefined) {
-            const done = await adapter.run('reading the purge audit', (db) =>
-              db
-                .select({ id: t.purgeAudit.id })
-                .from(t.purgeAudit)
-                .where(and(eq(t.purgeAudit.storeId, storeId), gte(t.purgeAudit.eventAt, before)))
-                .limit(1),
-            );
-            if (done.length > 0) return { purged: false, counts: {} };
-          }
+    return adapter.transaction(async (tx) => {
+      // Lock the installation row first: a reinstall committing while this
+      // purge runs then waits and lands after it, instead of being deleted by
+      // an uninstall event older than it. (SQLite's BEGIN IMMEDIATE already
+      // serialises writers; Postgres needs FOR UPDATE.)
+      const rows = await adapter.run('reading an installation', (db) => {
+        const query = db
+          .select({
+            installedAt: t.installations.installedAt,
+            platformInstalledAt: t.installations.platformInstalledAt,
+          })
+          .from(t.installations)
+          .where(eq(t.installations.storeId, storeId));
+        return adapter.dialect !== 'sqlite'
+          ? (query as unknown as { for(strength: 'update'): typeof query }).for('update')
+          : query;
+      });
+      // One clock: the platform's install time when known (the event's time is
+      // the platform's), else ours for rows written before it was recorded.
+      const installedAt = rows[0]?.platformInstalledAt ?? rows[0]?.installedAt;
+      const before = options.ifInstalledBefore;
+      if (before !== undefined) {
+        if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
+          return { purged: false, counts: {} };
         }
-        const counts: Record<string, number> = {};
-        for (const { name, table, storeIdColumn } of scoped) {
-          const result = await adapter.run(`purging table ${name}`, (db) =>
-            db.delete(table).where(eq(storeIdColumn, storeId)),
+        // No installation, and a purge already recorded for this event or a
+        // later one: a duplicate delivery (or token_revoked) racing the first
+        // purge; doing it again would run the app's onPurge twice. Event times
+        // are compared with event times (the platform's clock), never with our
+        // clock. App rows left without an installation and without such a purge
+        // are still deleted below.
+        if (installedAt === undefined) {
+          const done = await adapter.run('reading the purge audit', (db) =>
+            db
+              .select({ id: t.purgeAudit.id })
+              .from(t.purgeAudit)
+              .where(and(eq(t.purgeAudit.storeId, storeId), gte(t.purgeAudit.eventAt, before)))
+              .limit(1),
           );
-          counts[name] = adapter.affected(result);
+          if (done.length > 0) return { purged: false, counts: {} };
         }
-        if (options.onPurge) await options.onPurge(storeId, tx);
-        // With no row to lock above, a reinstall may still insert meanwhile on
-        // Postgres: an uninstall event never deletes an installation newer than it.
-        const installation =
-          before === undefined
-            ? eq(t.installations.storeId, storeId)
-            : and(
-                eq(t.installations.storeId, storeId),
-                or(
-                  lte(t.installations.platformInstalledAt, before),
-                  and(
-                    isNull(t.installations.platformInstalledAt),
-                    lte(t.installations.installedAt, before),
-                  ),
-                ),
-              );
-        const kit = [
-          [t.installations, installation],
-          [t.sessions, eq(t.sessions.storeId, storeId)],
-          ...(t.oauthStates ? [[t.oauthStates, eq(t.oauthStates.storeId, storeId)] as const] : []),
-        ] as const;
-        for (const [table, where] of kit) {
-          const name = getTableName(table);
-          const result = await adapter.run(`purging table ${name}`, (db) =>
-            db.delete(table).where(where),
-          );
-          counts[name] = adapter.affected(result);
-        }
-        await adapter.run('writing the purge audit row', (db) =>
-          db
-            .insert(t.purgeAudit)
-            .values({ storeId, purgedAt: new Date(), eventAt: before ?? null, counts }),
+      }
+      const counts: Record<string, number> = {};
+      for (const { name, table, storeIdColumn } of scoped) {
+        const result = await adapter.run(`purging table ${name}`, (db) =>
+          db.delete(table).where(eq(storeIdColumn, storeId)),
         );
-        return { purged: true, counts };
-      },
-      { retryOnLockConflict: true },
-    );
+        counts[name] = adapter.affected(result);
+      }
+      if (options.onPurge) await options.onPurge(storeId, tx);
+      // With no row to lock above, a reinstall may still insert meanwhile on
+      // Postgres: an uninstall event never deletes an installation newer than it.
+      const installation =
+        before === undefined
+          ? eq(t.installations.storeId, storeId)
+          : and(
+              eq(t.installations.storeId, storeId),
+              or(
+                lte(t.installations.platformInstalledAt, before),
+                and(
+                  isNull(t.installations.platformInstalledAt),
+                  lte(t.installations.installedAt, before),
+                ),
+              ),
+            );
+      const kit = [
+        [t.installations, installation],
+        [t.sessions, eq(t.sessions.storeId, storeId)],
+        ...(t.oauthStates ? [[t.oauthStates, eq(t.oauthStates.storeId, storeId)] as const] : []),
+      ] as const;
+      for (const [table, where] of kit) {
+        const name = getTableName(table);
+        const result = await adapter.run(`purging table ${name}`, (db) =>
+          db.delete(table).where(where),
+        );
+        counts[name] = adapter.affected(result);
+      }
+      await adapter.run('writing the purge audit row', (db) =>
+        db
+          .insert(t.purgeAudit)
+          .values({ storeId, purgedAt: new Date(), eventAt: before ?? null, counts }),
+      );
+      return { purged: true, counts };
+    }, RETRY_LOCK_CONFLICTS);
   }
 }

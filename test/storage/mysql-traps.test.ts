@@ -144,6 +144,14 @@ describe('deadlocks and lock waits', () => {
     await raw.query('INSERT INTO app_counters VALUES (1, 0), (2, 0)');
   });
 
+  it('kit connections run at READ COMMITTED, as on Postgres (fewer gap locks than InnoDB’s default)', async () => {
+    const isolation = await storage.transaction(async (tx) => {
+      const [r] = await tx.execute(sql`SELECT @@SESSION.tx_isolation AS iso`);
+      return (r as Array<{ iso: string }>)[0]?.iso;
+    });
+    expect(isolation).toBe('READ-COMMITTED');
+  });
+
   it('a webhook whose effects deadlock with another is retried and both run once', async () => {
     const other = await open();
     try {
