@@ -131,7 +131,12 @@ export function openMysql(
     // than InnoDB's default repeatable read, and each statement sees the latest
     // commits. Queued before any query the pool hands this connection out for.
     connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err) => {
-      if (err) onConnectionError(err);
+      if (err) {
+        options.logger?.warn(
+          { errorCode: (err as { code?: unknown }).code },
+          'mysql: could not set READ COMMITTED on a new connection',
+        );
+      }
     });
   });
   const db = driver.drizzle(pool) as MySql2Database;
