@@ -441,6 +441,22 @@ describe('unavailable server', () => {
   });
 });
 
+describe('local files', () => {
+  it('kit connections do not offer LOAD DATA LOCAL: the server cannot ask the app for a file', async () => {
+    await raw.query('CREATE TABLE app_lines (line text)');
+    const err = await storage.db
+      .execute(sql.raw("LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE app_lines"))
+      .catch((e: unknown) => e);
+    // The app's own statement: Drizzle's error, with the server's refusal underneath
+    // (MySQL 1148 ER_NOT_ALLOWED_COMMAND, MariaDB 4166 ER_LOAD_INFILE_CAPABILITY_DISABLED).
+    // mysql2's default connection would instead have been asked for the file.
+    const errno = ((err as Error).cause as { errno?: number } | undefined)?.errno;
+    expect([1148, 4166]).toContain(errno);
+    const [rows] = await raw.query('SELECT COUNT(*) AS n FROM app_lines');
+    expect(Number((rows as Array<{ n: number }>)[0]?.n)).toBe(0);
+  });
+});
+
 describe('scrub after a purge (InnoDB)', () => {
   const notes = mysqlTable('app_scrub_notes', {
     id: int('id').autoincrement().primaryKey(),
