@@ -5,7 +5,6 @@
  */
 
 // API client, refresh and authenticated()
-export type { AuthenticatedStore } from './authenticated/index.js';
 export {
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
@@ -14,7 +13,8 @@ export {
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
   SessionTokenError,
-} from './authenticated/index.js';
+} from './authenticated/errors.js';
+export type { AuthenticatedStore } from './authenticated/index.js';
 export type { AuthenticatedOptions } from './authenticated/options.js';
 export {
   AbortedError,
@@ -63,16 +63,15 @@ export type {
   AuthRouteOptions,
   InstallHookContext,
 } from './install/options.js';
-export {
-  type AuthenticatedHandler,
-  type AuthenticatedLocals,
-  type KitInstallations,
-  type PostgresDatabase,
-  type PostgresStoreAppKit,
-  type SqliteDatabase,
-  type SqliteStoreAppKit,
-  type StoreAppKit,
-  storeApp,
+export type {
+  AuthenticatedHandler,
+  AuthenticatedLocals,
+  KitInstallations,
+  PostgresDatabase,
+  PostgresStoreAppKit,
+  SqliteDatabase,
+  SqliteStoreAppKit,
+  StoreAppKit,
 } from './kit.js';
 export {
   OAuthError,
@@ -87,6 +86,8 @@ export type { PurgeAppOptions } from './purge/options.js';
 export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
 export type { RefreshOptions } from './refresh/options.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
+// storeApp() imports the kit's HTTP and storage graph when called (src/store-app.ts).
+export { storeApp } from './store-app.js';
 export type {
   AppUninstalledPayload,
   GenericWebhookPayload,
