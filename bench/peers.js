@@ -398,25 +398,44 @@ if (selected('cold-start')) {
   const kitEntry = new URL('../dist/index.js', import.meta.url).href;
   // Wall time of a fresh node process that imports the entry (what a deploy
   // or a serverless cold start pays), median of interleaved runs.
-  const start = (specifier) => async () => {
+  const start = (specifiers) => async () => {
+    const list = Array.isArray(specifiers) ? specifiers : [specifiers];
+    const script = list.map((x) => `await import(${JSON.stringify(x)});`).join('');
     const t0 = performance.now();
-    const r = spawnSync(
-      process.execPath,
-      ['--input-type=module', '-e', `await import(${JSON.stringify(specifier)})`],
-      {
-        cwd: here,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    );
-    if (r.status !== 0) throw new Error(`importing ${specifier} failed`);
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: here,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`importing ${list.join(', ')} failed`);
     return performance.now() - t0;
   };
+  // What an app pays before serving: the modules its start imports. The kit's
+  // storeApp() loads its HTTP and storage graph and the SQLite driver; a
+  // Shopify app on Express loads Express, the API library with its Node
+  // adapter and a SQLite session storage. (Module loading only: opening the
+  // database and migrating are not in either figure.)
+  const kitApp = [
+    'express',
+    kitEntry,
+    new URL('../dist/kit.js', import.meta.url).href,
+    'better-sqlite3',
+    'drizzle-orm/better-sqlite3',
+    'drizzle-orm/better-sqlite3/migrator',
+  ];
+  const shopifyApp = [
+    'express',
+    '@shopify/shopify-api/adapters/node',
+    '@shopify/shopify-api',
+    '@shopify/shopify-app-session-storage-sqlite',
+  ];
   const sides = {
     kit: start(kitEntry),
     shopify: start('@shopify/shopify-api'),
     node: start('node:os'),
+    kitApp: start(kitApp),
+    shopifyApp: start(shopifyApp),
   };
-  const r = await rounds(quick ? 5 : 11, sides);
+  const r = await rounds(quick ? 5 : 15, sides);
   row(
     'cold start of the main entry (ms, process wall time) vs @shopify/shopify-api',
     r.median('kit'),
@@ -426,10 +445,21 @@ if (selected('cold-start')) {
     '<=0.9',
     'ms',
   );
+  row(
+    '  app start imports (ms): express + kit + what storeApp() loads for SQLite vs express + shopify-api + its SQLite session storage',
+    r.median('kitApp'),
+    r.median('shopifyApp'),
+    r.median('kitApp') / r.median('shopifyApp'),
+    r.paired('kitApp', 'shopifyApp'),
+    '(none)',
+    'ms',
+  );
   report('  cold start detail', {
     node_alone_ms: r.median('node'),
     kit_import_ms: r.median('kit') - r.median('node'),
     shopify_import_ms: r.median('shopify') - r.median('node'),
+    kit_app_imports_ms: r.median('kitApp') - r.median('node'),
+    shopify_app_imports_ms: r.median('shopifyApp') - r.median('node'),
   });
 }
 
