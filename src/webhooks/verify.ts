@@ -117,7 +117,13 @@ export function verifySignature(
   if (signature === undefined || signature.trim() === '') {
     throw new WebhookVerificationError(MISSING_SIGNATURE, `The delivery is not signed`);
   }
-  if (signature.length > MAX_SIGNATURE_HEADER_LENGTH || /[\r\n\0]/.test(signature)) {
+  if (
+    signature.length > MAX_SIGNATURE_HEADER_LENGTH ||
+    // Three memchr-like scans cost less than one regex over the header.
+    signature.includes('\n') ||
+    signature.includes('\r') ||
+    signature.includes('\0')
+  ) {
     throw new WebhookVerificationError(INVALID_HEADERS, `Header ${names.signature} is malformed`);
   }
 
