@@ -267,13 +267,23 @@ if (selected('receiver')) {
     perRequest: freshDelivery,
   });
   await httpRows(
-    { kit: measureHttp(options(info.urls.kit)), peer: measureHttp(options(info.urls.webhook)) },
+    {
+      kit: measureHttp(options(info.urls.kit)),
+      peer: measureHttp(options(info.urls.webhook)),
+      durable: measureHttp(options(info.urls.webhookDurable)),
+    },
     [
       [
         'receiver, HTTP, fresh ids, 50 conn (req/s) vs Express5+raw+standardwebhooks+memory dedupe',
         'kit',
         'peer',
         '>=0.7',
+      ],
+      [
+        'receiver (req/s) vs the same peer committing each id to SQLite (synchronous=FULL, as the kit)',
+        'kit',
+        'durable',
+        '(equal work)',
       ],
     ],
   );
