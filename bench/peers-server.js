@@ -13,7 +13,7 @@
 //   webhook  POST /webhooks: Express 5 + express.raw + standardwebhooks +
 //            an in-memory dedupe Set
 //   webhookDurable  the same with the ids committed to a SQLite file
-//            (synchronous = FULL) instead of the Set
+//            (the kit's synchronous level) instead of the Set
 // NODE_ENV=production and the kit's default logging (info to stdout: nothing
 // per request at that level).
 process.env.NODE_ENV = 'production';
@@ -158,11 +158,14 @@ webhookApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
 });
 
 // The same receiver with the kit's kind of dedupe: each id committed to a
-// SQLite file (WAL, synchronous = FULL, as the kit opens it) before the 200,
-// so a restart cannot run a delivery twice. Equal work for the commit.
+// SQLite file (WAL) before the 200, so a restart cannot run a delivery twice.
+// Equal work for the commit: the same `synchronous` level the kit's own
+// connection runs with (read from it, not assumed: better-sqlite3 reopens an
+// existing WAL file at NORMAL).
+const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
 const durable = new Database(join(dir, 'peer-dedupe.db'));
 durable.pragma('journal_mode = WAL');
-durable.pragma('synchronous = FULL');
+durable.pragma(`synchronous = ${Number(kitSynchronous)}`);
 durable.exec('CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, received_at INTEGER)');
 const recordDelivery = durable.prepare(
   'INSERT INTO deliveries (id, received_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
@@ -213,6 +216,7 @@ process.on('message', async (m) => {
 });
 process.send({
   ready: true,
+  kitSynchronous,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken,
   shopifyToken,

@@ -280,7 +280,7 @@ if (selected('receiver')) {
         '>=0.7',
       ],
       [
-        'receiver (req/s) vs the same peer committing each id to SQLite (synchronous=FULL, as the kit)',
+        `receiver (req/s) vs the same peer committing each id to SQLite (WAL, synchronous=${info.kitSynchronous} as the kit's connection)`,
         'kit',
         'durable',
         '(equal work)',
