@@ -8,7 +8,6 @@
  * duplicate or unknown topic, 202 when handlers outlast `ackTimeoutMs`, 500
  * when a handler fails (so the platform retries).
  */
-import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ConfigError } from '../errors/index.js';
 import { recordError } from '../telemetry/index.js';
@@ -20,21 +19,11 @@ import {
 } from './errors.js';
 import type { WebhookProcessor } from './handlers.js';
 import type { ResolvedWebhookOptions } from './options.js';
+import { keepRawBody, type WithRawBody } from './raw-body.js';
 import type { MinimalLogger, WebhookEvent } from './types.js';
 import { verify } from './verify.js';
 
-/** Where a body parser may leave the raw bytes; `keepRawBody` sets it. */
-interface WithRawBody {
-  rawBody?: unknown;
-}
-
-/**
- * Pass as `express.json({ verify: keepRawBody })` when that parser must run
- * before `kit.middleware()`: it keeps the exact bytes the signature covers.
- */
-export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): void {
-  (req as IncomingMessage & WithRawBody).rawBody = buf;
-}
+export { keepRawBody };
 
 export const BODY_ALREADY_CONSUMED_FIX =
   'a body parser mounted before kit.middleware() consumed the webhook body and kept no raw ' +
