@@ -5,7 +5,6 @@
  */
 
 // API client, refresh and authenticated()
-export type { AuthenticatedStore } from './authenticated/index.js';
 export {
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
@@ -14,7 +13,8 @@ export {
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
   SessionTokenError,
-} from './authenticated/index.js';
+} from './authenticated/errors.js';
+export type { AuthenticatedStore } from './authenticated/index.js';
 export type { AuthenticatedOptions } from './authenticated/options.js';
 export {
   AbortedError,
@@ -65,16 +65,17 @@ export type {
   AuthRouteOptions,
   InstallHookContext,
 } from './install/options.js';
-export {
-  type AuthenticatedHandler,
-  type AuthenticatedLocals,
-  type KitInstallations,
-  type PostgresDatabase,
-  type PostgresStoreAppKit,
-  type SqliteDatabase,
-  type SqliteStoreAppKit,
-  type StoreAppKit,
-  storeApp,
+export type {
+  AuthenticatedHandler,
+  AuthenticatedLocals,
+  KitInstallations,
+  MysqlDatabase,
+  MysqlStoreAppKit,
+  PostgresDatabase,
+  PostgresStoreAppKit,
+  SqliteDatabase,
+  SqliteStoreAppKit,
+  StoreAppKit,
 } from './kit.js';
 export {
   OAuthError,
@@ -91,9 +92,25 @@ export {
   REFRESH_UNAVAILABLE,
   RefreshClientRejectedError,
   RefreshUnavailableError,
-} from './refresh/manager.js';
+} from './refresh/errors.js';
 export type { RefreshOptions } from './refresh/options.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
+// storeApp() imports the kit's HTTP and storage graph when called (src/store-app.ts).
+export { storeApp } from './store-app.js';
+// Webhook values from their leaf modules: the webhooks index also loads the
+// receiver, the processor and their telemetry (@opentelemetry/api).
+export {
+  INVALID_HEADERS,
+  INVALID_PAYLOAD,
+  MISSING_HEADERS,
+  MISSING_SIGNATURE,
+  SIGNATURE_MISMATCH,
+  TIMESTAMP_OUT_OF_TOLERANCE,
+  WEBHOOK_HANDLER_FAILED,
+  WebhookHandlerError,
+  type WebhookVerificationCode,
+  WebhookVerificationError,
+} from './webhooks/errors.js';
 export type {
   AppUninstalledPayload,
   GenericWebhookPayload,
@@ -106,20 +123,6 @@ export type {
   WebhookVerifier,
   WebhookVerifyInput,
 } from './webhooks/index.js';
-export {
-  INVALID_HEADERS,
-  INVALID_PAYLOAD,
-  keepRawBody,
-  MISSING_HEADERS,
-  MISSING_SIGNATURE,
-  SIGNATURE_MISMATCH,
-  TIMESTAMP_OUT_OF_TOLERANCE,
-  type VerifiedDelivery,
-  verify,
-  verifySignature,
-  WEBHOOK_HANDLER_FAILED,
-  WebhookHandlerError,
-  type WebhookVerificationCode,
-  WebhookVerificationError,
-} from './webhooks/index.js';
 export type { WebhookOptions } from './webhooks/options.js';
+export { keepRawBody } from './webhooks/raw-body.js';
+export { type VerifiedDelivery, verify, verifySignature } from './webhooks/verify.js';

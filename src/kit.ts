@@ -3,6 +3,11 @@
  * each section below builds one module from the resolved config and hands it
  * what it needs. Logic lives in the modules.
  */
+import type {
+  MySqlDatabase as DrizzleMySqlDatabase,
+  MySqlQueryResultHKT,
+  PreparedQueryHKTBase,
+} from 'drizzle-orm/mysql-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { type RequestHandler, Router } from 'express';
@@ -50,6 +55,8 @@ export interface KitInstallations {
 export type SqliteDatabase = BaseSQLiteDatabase<'sync', unknown>;
 /** The kit's Drizzle handle on Postgres (node-postgres). */
 export type PostgresDatabase = PgDatabase<PgQueryResultHKT>;
+/** The kit's Drizzle handle on MySQL / MariaDB (mysql2). */
+export type MysqlDatabase = DrizzleMySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase>;
 
 /** What `kit.authenticated()` guarantees on `res.locals` for the handlers after it. */
 export interface AuthenticatedLocals extends Record<string, unknown> {
@@ -130,11 +137,19 @@ export interface PostgresStoreAppKit extends StoreAppKitBase {
   db: PostgresDatabase;
 }
 
+/** The kit on MySQL / MariaDB: `kit.dialect === 'mysql'` narrows `kit.db`. */
+export interface MysqlStoreAppKit extends StoreAppKitBase {
+  /** The database chosen by `DATABASE_URL`. */
+  dialect: 'mysql';
+  /** Drizzle handle on the kit's database for your own tables. */
+  db: MysqlDatabase;
+}
+
 /**
  * What `storeApp()` returns. The dialect is only known at run time (from
  * `DATABASE_URL`), so `kit.db` is typed once you check `kit.dialect`.
  */
-export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit;
+export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit | MysqlStoreAppKit;
 
 /**
  * Builds the kit: validates options and the environment, opens the database

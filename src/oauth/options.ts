@@ -4,16 +4,10 @@
  */
 import * as v from 'valibot';
 import { boolean, commaList, httpUrl, integer, required, urlPath } from '../options/index.js';
+import { OAUTH_ENV } from './env.js';
 import { KNOWN_SCOPES } from './scopes.js';
 
-/** Environment variables backing OAuth options. */
-export const OAUTH_ENV = {
-  clientId: 'STORE_APP_CLIENT_ID',
-  clientSecret: 'STORE_APP_CLIENT_SECRET',
-  scopes: 'STORE_APP_SCOPES',
-  authUrl: 'STORE_AUTH_URL',
-  apiUrl: 'STORE_API_URL',
-} as const;
+export { OAUTH_ENV };
 
 const API_PATH = '/api/v1';
 

@@ -13,16 +13,11 @@
  *   path reads neither the database nor the platform while a token is good.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  AbortedError,
-  NotInstalledError,
-  ReauthorizationRequiredError,
-  StoreApiError,
-} from '../client/errors.js';
+import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
 import { StoreAppError } from '../errors/index.js';
-import { OAUTH_ENV } from '../oauth/options.js';
+import { OAUTH_ENV } from '../oauth/env.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
 import { ATTR, countRefresh, errorType, inSpan, SPAN } from '../telemetry/index.js';
 import type { ResolvedRefreshOptions } from './options.js';
@@ -32,31 +27,19 @@ const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
 /** A longer expires_in is a broken response; trusting it would stop proactive refresh. */
 const MAX_EXPIRES_IN_SECONDS = 366 * 86_400;
 
-export const REFRESH_UNAVAILABLE = 'REFRESH_UNAVAILABLE' as const;
+import {
+  REFRESH_CLIENT_REJECTED,
+  REFRESH_UNAVAILABLE,
+  RefreshClientRejectedError,
+  RefreshUnavailableError,
+} from './errors.js';
 
-/** The token endpoint could not refresh the token right now (network, 5xx, lease wait timed out). */
-export class RefreshUnavailableError extends StoreApiError<typeof REFRESH_UNAVAILABLE> {
-  constructor(message: string, context: { cause?: unknown } = {}) {
-    super(REFRESH_UNAVAILABLE, message, { status: 503, ...context });
-  }
-}
-
-export const REFRESH_CLIENT_REJECTED = 'REFRESH_CLIENT_REJECTED' as const;
-
-/**
- * The platform refused the app's own credentials on a refresh (`invalid_client`):
- * the client secret or id is wrong, not the installation. No retry can help
- * until the configuration is fixed; the installation is kept as it was.
- */
-export class RefreshClientRejectedError extends StoreApiError<typeof REFRESH_CLIENT_REJECTED> {
-  constructor(context: { cause?: unknown } = {}) {
-    super(
-      REFRESH_CLIENT_REJECTED,
-      `The platform refused the app's client credentials (invalid_client) while refreshing an access token: ${OAUTH_ENV.clientSecret} (or oauth.clientSecret) is wrong or belongs to another app. Copy the client id and secret from the developer dashboard into ${OAUTH_ENV.clientId} and ${OAUTH_ENV.clientSecret}, then restart. The installation was kept.`,
-      { status: 500, ...context },
-    );
-  }
-}
+export {
+  REFRESH_CLIENT_REJECTED,
+  REFRESH_UNAVAILABLE,
+  RefreshClientRejectedError,
+  RefreshUnavailableError,
+};
 
 /** What a refresh call returns (the oauth module's TokenResponse fits). */
 export interface RefreshedTokens {

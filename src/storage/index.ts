@@ -1,5 +1,5 @@
 /**
- * `createStorage()`: the kit's database (SQLite or Postgres, picked by
+ * `createStorage()`: the kit's database (SQLite, Postgres or MySQL, picked by
  * `DATABASE_URL`) with encrypted tokens, OAuth state, webhook dedupe, the
  * session store and the purge. See ./types.ts for the contract.
  */
@@ -27,7 +27,8 @@ export { DATABASE_URL_SETTING, type DatabaseTarget, parseDatabaseUrl } from './u
 
 export interface StorageOptions {
   /**
-   * `file:./x.db`, a path, `:memory:` (SQLite) or `postgres://…` / `postgresql://…`.
+   * `file:./x.db`, a path, `:memory:` (SQLite), `postgres://…` / `postgresql://…` or
+   * `mysql://…` / `mariadb://…`.
    * The parent folder of a SQLite file is created.
    * @default none (the kit passes `DATABASE_URL`, itself defaulting to `./data/store-app.db`)
    */
@@ -43,7 +44,7 @@ export interface StorageOptions {
    * @default true
    */
   migrate?: boolean;
-  /** Postgres pool settings (ignored for SQLite). */
+  /** Postgres and MySQL pool settings (ignored for SQLite). */
   pool?: {
     /**
      * Most connections open at once.
@@ -70,7 +71,10 @@ export interface StorageOptions {
 /** Opens the database, applies migrations (unless `migrate: false`) and returns the storage. */
 export async function createStorage(options: StorageOptions): Promise<Storage> {
   if (typeof options?.databaseUrl !== 'string') {
-    throw new ConfigError(DATABASE_URL_SETTING, 'is required (a SQLite path or a postgres:// URL)');
+    throw new ConfigError(
+      DATABASE_URL_SETTING,
+      'is required (a SQLite path, a postgres:// or a mysql:// URL)',
+    );
   }
   const target = parseDatabaseUrl(options.databaseUrl);
   const keys =

@@ -5,6 +5,7 @@
  */
 import { asc, eq, lte, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';
+import { mysqlInsertIfAbsent } from './mysql-statements.js';
 import type { PendingPurge, PendingPurgeRepository } from './types.js';
 
 export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPurgeRepository {
@@ -21,12 +22,11 @@ export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPu
   return {
     async add({ eventId, storeId, eventAt }) {
       const now = new Date();
-      await adapter.run('recording a pending purge', (db) =>
-        db
-          .insert(t)
-          .values({ eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now })
-          .onConflictDoNothing({ target: t.eventId }),
-      );
+      const values = { eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now };
+      await adapter.run('recording a pending purge', async (db) => {
+        if (adapter.dialect === 'mysql') await mysqlInsertIfAbsent(db, t, values, t.eventId);
+        else await db.insert(t).values(values).onConflictDoNothing({ target: t.eventId });
+      });
     },
 
     async list() {

@@ -18,11 +18,13 @@ import {
   or,
   sql,
 } from 'drizzle-orm';
+import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { type TokenCipher, TokenDecryptionError } from '../crypto/index.js';
-import { ConfigError } from '../errors/index.js';
+import { ConfigError, StorageError } from '../errors/index.js';
 import type { Db, DialectAdapter, KitTables } from './adapter.js';
+import { mysqlClaim, mysqlInsertIfAbsent, mysqlUpsert } from './mysql-statements.js';
 import type {
   Dialect,
   Installation,
@@ -35,6 +37,13 @@ import type {
   TokenSet,
   WebhookRepository,
 } from './types.js';
+
+/**
+ * For the kit's own transactions: a deadlock victim is rolled back whole
+ * (effects and onPurge included), so running it again is what a redelivery
+ * or the outbox's next attempt would do anyway.
+ */
+const RETRY_LOCK_CONFLICTS = { retryOnLockConflict: true } as const;
 
 type InstallationRow = KitTables['installations']['$inferSelect'];
 type OAuthStateRow = KitTables['oauthStates']['$inferSelect'];
@@ -148,23 +157,27 @@ export function createInstallationRepository(
         platformInstalledAt: metadata.platformInstalledAt ?? null,
       };
       const now = new Date();
+      const insert = { storeId, ...values, installedAt: now, updatedAt: now, version: 1 };
+      const set = {
+        ...values,
+        installedAt: now,
+        updatedAt: now,
+        version: sql`${t.version} + 1`,
+        needsReauth: false,
+        refreshLeaseOwner: null,
+        refreshLeaseUntil: null,
+      };
+      if (adapter.dialect === 'mysql') {
+        // No RETURNING: write and re-read in one transaction (the row stays
+        // locked by the write, so the read sees this write, not a later one).
+        const row = await adapter.transaction(async () => {
+          await adapter.run('storing an installation', (db) => mysqlUpsert(db, t, insert, set));
+          return readRow(storeId);
+        }, RETRY_LOCK_CONFLICTS);
+        return decode(row!);
+      }
       const rows = await adapter.run('storing an installation', (db) =>
-        db
-          .insert(t)
-          .values({ storeId, ...values, installedAt: now, updatedAt: now, version: 1 })
-          .onConflictDoUpdate({
-            target: t.storeId,
-            set: {
-              ...values,
-              installedAt: now,
-              updatedAt: now,
-              version: sql`${t.version} + 1`,
-              needsReauth: false,
-              refreshLeaseOwner: null,
-              refreshLeaseUntil: null,
-            },
-          })
-          .returning(),
+        db.insert(t).values(insert).onConflictDoUpdate({ target: t.storeId, set }).returning(),
       );
       return decode(rows[0]!);
     },
@@ -193,7 +206,7 @@ export function createInstallationRepository(
 
     async completeRefresh(storeId, owner, tokens) {
       const values = await encode(storeId, tokens);
-      const rows = await adapter.run('storing refreshed tokens', (db) =>
+      const update = (db: Db) =>
         db
           .update(t)
           .set({
@@ -203,9 +216,16 @@ export function createInstallationRepository(
             refreshLeaseOwner: null,
             refreshLeaseUntil: null,
           })
-          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)))
-          .returning(),
-      );
+          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)));
+      if (adapter.dialect === 'mysql') {
+        // No RETURNING: update and re-read in one transaction (see upsert).
+        const row = await adapter.transaction(async () => {
+          const result = await adapter.run('storing refreshed tokens', update);
+          return adapter.affected(result) === 1 ? readRow(storeId) : undefined;
+        }, RETRY_LOCK_CONFLICTS);
+        return row ? decode(row) : null;
+      }
+      const rows = await adapter.run('storing refreshed tokens', (db) => update(db).returning());
       return rows[0] ? decode(rows[0]) : null;
     },
 
@@ -302,6 +322,8 @@ export function createOAuthStateRepository(
   cipher: TokenCipher,
 ): OAuthStateRepository {
   const t = adapter.tables.oauthStates;
+  // MySQL never had the table (it is unused and being removed): nothing pending.
+  if (t === undefined) return noOAuthStates();
   const deleteReturning = preparedOn<OAuthStateRow[]>('store_app_oauth_state_consume', (db) =>
     db
       .delete(t)
@@ -400,6 +422,17 @@ export function createOAuthStateRepository(
   };
 }
 
+function noOAuthStates(): OAuthStateRepository {
+  return {
+    async create() {
+      throw new StorageError('storing OAuth state is not supported on this database');
+    },
+    consume: async () => null,
+    deleteExpired: async () => 0,
+    reencryptAll: async () => ({ scanned: 0, changed: 0, failed: 0 }),
+  };
+}
+
 export function createWebhookRepository(adapter: DialectAdapter): WebhookRepository {
   const t = adapter.tables.webhookDeliveries;
   const record = preparedOn<Array<{ webhookId: string }>>('store_app_webhook_record', (db) =>
@@ -418,13 +451,16 @@ export function createWebhookRepository(adapter: DialectAdapter): WebhookReposit
       return adapter.transaction(async (tx) => {
         // On Postgres a concurrent insert of the same id waits on the row lock
         // and, once the first commits, conflicts: exactly one runs the effects.
-        const inserted = await adapter.run('recording a webhook delivery', (db) =>
-          record(db).execute({ webhookId, topic, receivedAt: new Date() }),
+        const values = { webhookId, topic, receivedAt: new Date() };
+        const inserted = await adapter.run('recording a webhook delivery', async (db) =>
+          adapter.dialect === 'mysql'
+            ? mysqlInsertIfAbsent(db, t, values, t.webhookId)
+            : (await record(db).execute(values)).length === 1,
         );
-        if (inserted.length === 0) return { duplicate: true } as const;
+        if (!inserted) return { duplicate: true } as const;
         const result = await effects(tx);
         return { duplicate: false, result } as const;
-      });
+      }, RETRY_LOCK_CONFLICTS);
     },
 
     async pruneDeliveries(before) {
@@ -486,11 +522,19 @@ export function createClaims(
     // claim expired is taken over; an unexpired claim updates nothing and
     // returns no row. Concurrent claimers of one id conflict on the primary
     // key, so exactly one of them gets a row back.
-    const rows = await adapter.run('claiming an id', (db) =>
-      // A placeholder in a comparison gets no column encoding: encode `now` here.
-      claim(db).execute({ namespace, id, expiresAt, now: t.expiresAt.mapToDriverValue(now) }),
+    return adapter.run('claiming an id', async (db) =>
+      adapter.dialect === 'mysql'
+        ? mysqlClaim(db, t, { namespace, id, expiresAt }, now)
+        : // A placeholder in a comparison gets no column encoding: encode `now` here.
+          (
+            await claim(db).execute({
+              namespace,
+              id,
+              expiresAt,
+              now: t.expiresAt.mapToDriverValue(now),
+            })
+          ).length === 1,
     );
-    return rows.length === 1;
   };
 }
 
@@ -511,6 +555,12 @@ const KIT_TABLES = new Set([
   'store_app_pending_purges',
 ]);
 
+const TABLE_KINDS = {
+  sqlite: [SQLiteTable, 'sqliteTable'],
+  postgres: [PgTable, 'pgTable'],
+  mysql: [MySqlTable, 'mysqlTable'],
+} as const;
+
 /**
  * Checks the app's store-scoped tables once at start: each must be a Drizzle
  * table of the active dialect with a column whose SQL name is `store_id`.
@@ -522,11 +572,11 @@ export function validateStoreScopedTables(
 ): ScopedTable[] {
   const seen = new Set<string>();
   return tables.map((table, i) => {
-    const expected = dialect === 'sqlite' ? SQLiteTable : PgTable;
+    const [expected, builder] = TABLE_KINDS[dialect];
     if (!is(table, expected)) {
       throw new ConfigError(
         setting,
-        `entry #${i + 1} is not a Drizzle ${dialect === 'sqlite' ? 'sqliteTable' : 'pgTable'}; ` +
+        `entry #${i + 1} is not a Drizzle ${builder}; ` +
           `DATABASE_URL selects ${dialect}, so declare the app's tables with that dialect`,
       );
     }
@@ -574,7 +624,7 @@ export function createPurge(adapter: DialectAdapter) {
       ...scoped.map((s) => s.name),
       getTableName(t.installations),
       getTableName(t.sessions),
-      getTableName(t.oauthStates),
+      ...(t.oauthStates ? [getTableName(t.oauthStates)] : []),
     ];
     return { ...result, scrubbed: await adapter.scrub(touched) };
   };
@@ -597,7 +647,7 @@ export function createPurge(adapter: DialectAdapter) {
           })
           .from(t.installations)
           .where(eq(t.installations.storeId, storeId));
-        return adapter.dialect === 'postgres'
+        return adapter.dialect !== 'sqlite'
           ? (query as unknown as { for(strength: 'update'): typeof query }).for('update')
           : query;
       });
@@ -652,7 +702,7 @@ export function createPurge(adapter: DialectAdapter) {
       const kit = [
         [t.installations, installation],
         [t.sessions, eq(t.sessions.storeId, storeId)],
-        [t.oauthStates, eq(t.oauthStates.storeId, storeId)],
+        ...(t.oauthStates ? [[t.oauthStates, eq(t.oauthStates.storeId, storeId)] as const] : []),
       ] as const;
       for (const [table, where] of kit) {
         const name = getTableName(table);
@@ -667,6 +717,6 @@ export function createPurge(adapter: DialectAdapter) {
           .values({ storeId, purgedAt: new Date(), eventAt: before ?? null, counts }),
       );
       return { purged: true, counts };
-    });
+    }, RETRY_LOCK_CONFLICTS);
   }
 }

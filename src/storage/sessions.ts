@@ -9,6 +9,7 @@ import type { SessionData } from 'express-session';
 import session from 'express-session';
 import type { Logger } from 'pino';
 import type { DialectAdapter } from './adapter.js';
+import { mysqlUpsert } from './mysql-statements.js';
 import type { SessionStoreOptions } from './types.js';
 
 const DEFAULT_TTL_MS = 86_400_000;
@@ -88,12 +89,16 @@ export class DrizzleSessionStore extends session.Store {
     };
     this.#settle(
       this.#adapter
-        .run('storing a session', (db) =>
-          db
-            .insert(t)
-            .values({ sid, ...values })
-            .onConflictDoUpdate({ target: t.sid, set: values }),
-        )
+        .run('storing a session', async (db) => {
+          if (this.#adapter.dialect === 'mysql') {
+            await mysqlUpsert(db, t, { sid, ...values }, values);
+          } else {
+            await db
+              .insert(t)
+              .values({ sid, ...values })
+              .onConflictDoUpdate({ target: t.sid, set: values });
+          }
+        })
         .then(() => undefined),
       cb,
     );

@@ -12,7 +12,7 @@
  */
 import type { Store as SessionStore } from 'express-session';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type Dialect = 'sqlite' | 'postgres' | 'mysql';
 
 /** One merchant store's installation of this app, tokens decrypted. */
 export interface Installation {

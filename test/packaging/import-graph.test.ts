@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { run } from '../helpers/run.js';
 
@@ -17,9 +18,11 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hook = join(root, 'test', 'packaging', 'record-imports.mjs');
 const work = mkdtempSync(join(tmpdir(), 'import-graph-'));
 let pgDb: TempDatabase | undefined;
+let myDb: TempDatabase | undefined;
 afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
   await pgDb?.drop();
+  await myDb?.drop();
 });
 let n = 0;
 
@@ -49,8 +52,45 @@ describe('main entry import graph', () => {
     expect(r.urls.some((u) => u.startsWith(`${dist}/index.js`))).toBe(true);
     expect(loaded(r.urls, 'pg')).toBe(false);
     expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
+    expect(loaded(r.urls, 'mysql2')).toBe(false);
     expect(r.urls.filter((u) => u.startsWith(`${dist}/platform/`))).toEqual([]);
     expect(r.urls.some((u) => u.includes('drizzle-orm/node-postgres'))).toBe(false);
+    expect(r.urls.some((u) => u.includes('drizzle-orm/mysql2'))).toBe(false);
+    expect(r.urls).not.toContain(`${dist}/storage/mysql.js`);
+  });
+
+  it('importing store-app-kit loads none of the HTTP and storage stack; storeApp() loads it', async () => {
+    const heavy = ['express', 'express-session', 'helmet', 'pino', 'drizzle-orm', 'jose'];
+    const only = await runNode(
+      `const kit = await import('store-app-kit'); console.log(typeof kit.storeApp, typeof kit.verify, kit.SESSION_REQUIRED);`,
+    );
+    expect(only.status, only.stderr).toBe(0);
+    expect(only.stdout.trim()).toBe('function function SESSION_REQUIRED');
+    expect(heavy.filter((pkg) => loaded(only.urls, pkg))).toEqual([]);
+    // Telemetry rides with the receiver and the token manager, which storeApp() loads.
+    expect(loaded(only.urls, '@opentelemetry/api')).toBe(false);
+
+    const file = join(work, 'entry-app.db');
+    const started = await runNode(
+      `const { randomBytes } = await import('node:crypto');
+       const { storeApp } = await import('store-app-kit');
+       const kit = await storeApp({
+         appUrl: 'http://127.0.0.1:3000',
+         oauth: { clientId: 'c', clientSecret: randomBytes(24).toString('base64url'), scopes: ['read_products'], authUrl: 'http://127.0.0.1:9' },
+         storage: { databaseUrl: ${JSON.stringify(`file:${file}`)}, encryptionKeys: [randomBytes(32).toString('base64url')] },
+         session: { secret: randomBytes(32).toString('base64url') },
+         webhooks: { secrets: ['whsec_' + randomBytes(32).toString('base64')] },
+         refresh: { sweepIntervalMs: 0 },
+         logger: { level: 'warn' },
+       });
+       console.log(kit.dialect, typeof kit.middleware());
+       await kit.close();`,
+    );
+    expect(started.status, started.stderr).toBe(0);
+    expect(started.stdout.trim()).toBe('sqlite function');
+    expect(heavy.filter((pkg) => loaded(started.urls, pkg))).toEqual(heavy);
+    expect(loaded(started.urls, 'pg')).toBe(false);
+    expect(loaded(started.urls, 'mysql2')).toBe(false);
   });
 
   it('a SQLite database loads better-sqlite3 and never pg', async () => {
@@ -65,6 +105,7 @@ describe('main entry import graph', () => {
     expect(r.stdout.trim()).toBe('sqlite');
     expect(loaded(r.urls, 'better-sqlite3')).toBe(true);
     expect(loaded(r.urls, 'pg')).toBe(false);
+    expect(loaded(r.urls, 'mysql2')).toBe(false);
   });
 
   it('a Postgres database loads pg and never better-sqlite3', async () => {
@@ -80,6 +121,23 @@ describe('main entry import graph', () => {
     expect(r.stdout.trim()).toBe('postgres');
     expect(loaded(r.urls, 'pg')).toBe(true);
     expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
+    expect(loaded(r.urls, 'mysql2')).toBe(false);
+  });
+
+  it('a MySQL/MariaDB database loads mysql2 and neither pg nor better-sqlite3', async () => {
+    myDb = await createTempMysqlDatabase('import_graph');
+    const url = myDb.url.replace(/^mysql:/, 'mariadb:');
+    const r = await runNode(
+      `const { createStorage } = await import('${dist}/storage/index.js');
+       const { generateKey } = await import('${dist}/crypto/index.js');
+       const s = await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] });
+       await s.close(); console.log(s.dialect);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('mysql');
+    expect(loaded(r.urls, 'mysql2')).toBe(true);
+    expect(loaded(r.urls, 'pg')).toBe(false);
+    expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
   });
 });
 
@@ -87,6 +145,7 @@ describe('missing driver', () => {
   for (const [dialect, pkg, url] of [
     ['postgres', 'pg', 'postgres://127.0.0.1:5432/none'],
     ['sqlite', 'better-sqlite3', join(work, 'missing.db')],
+    ['mysql', 'mysql2', 'mysql://app:s3cretpw@127.0.0.1:3306/none'],
   ] as const) {
     it(`a ${dialect} DATABASE_URL without ${pkg} installed fails at start naming the package`, async () => {
       const r = await runNode(
@@ -102,6 +161,7 @@ describe('missing driver', () => {
       expect(out.pkg).toBe(pkg);
       expect(out.message).toContain(`npm install ${pkg}`);
       expect(out.message).toContain('DATABASE_URL');
+      expect(out.message).not.toContain('s3cretpw');
     });
   }
 });

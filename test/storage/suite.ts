@@ -5,6 +5,12 @@
  */
 
 import { eq, sql } from 'drizzle-orm';
+import {
+  int as myInt,
+  mysqlTable,
+  text as myText,
+  varchar as myVarchar,
+} from 'drizzle-orm/mysql-core';
 import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import express from 'express';
@@ -14,11 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { StoreAppError } from '../../src/errors/index.js';
 import type { Storage, TokenSet } from '../../src/storage/index.js';
+import { purgeAudit as mysqlAudit } from '../../src/storage/schema/mysql.js';
 import { purgeAudit as pgAudit } from '../../src/storage/schema/postgres.js';
 import { purgeAudit as sqliteAudit } from '../../src/storage/schema/sqlite.js';
 
 export interface SuiteContext {
-  dialect: 'sqlite' | 'postgres';
+  dialect: 'sqlite' | 'postgres' | 'mysql';
   /** Opens a storage on the suite's database (migrated). */
   open(keys?: readonly string[]): Promise<Storage>;
 }
@@ -44,6 +51,47 @@ const pgTags = pgTable('app_tags', {
   tag: pgText('tag').notNull(),
 });
 
+const mysqlNotes = mysqlTable('app_notes', {
+  id: myInt('id').primaryKey().autoincrement(),
+  shop: myVarchar('store_id', { length: 255 }).notNull(),
+  body: myText('body').notNull(),
+});
+const mysqlTags = mysqlTable('app_tags', {
+  id: myInt('id').primaryKey().autoincrement(),
+  storeId: myVarchar('store_id', { length: 255 }).notNull(),
+  tag: myText('tag').notNull(),
+});
+
+const APP_TABLES = {
+  sqlite: {
+    notes: sqliteNotes,
+    tags: sqliteTags,
+    audit: sqliteAudit,
+    ddl: [
+      'CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS app_tags (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, tag TEXT NOT NULL)',
+    ],
+  },
+  postgres: {
+    notes: pgNotes,
+    tags: pgTags,
+    audit: pgAudit,
+    ddl: [
+      'CREATE TABLE IF NOT EXISTS app_notes (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, body text NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS app_tags (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, tag text NOT NULL)',
+    ],
+  },
+  mysql: {
+    notes: mysqlNotes,
+    tags: mysqlTags,
+    audit: mysqlAudit,
+    ddl: [
+      'CREATE TABLE IF NOT EXISTS app_notes (id int AUTO_INCREMENT PRIMARY KEY, store_id varchar(255) NOT NULL, body text NOT NULL, KEY (store_id))',
+      'CREATE TABLE IF NOT EXISTS app_tags (id int AUTO_INCREMENT PRIMARY KEY, store_id varchar(255) NOT NULL, tag text NOT NULL, KEY (store_id))',
+    ],
+  },
+} as const;
+
 let counter = 0;
 const uniqueStore = (label: string) => `${label}-${Date.now().toString(36)}-${++counter}`;
 
@@ -57,6 +105,7 @@ function tokens(suffix: string, expiresInMs = 3_600_000): TokenSet {
 }
 
 export function defineStorageSuite(ctx: SuiteContext) {
+  const hasOAuthStates = ctx.dialect !== 'mysql';
   let storage: Storage;
   // biome-ignore lint/suspicious/noExplicitAny: the app tables of the active dialect.
   let notes: any;
@@ -65,19 +114,8 @@ export function defineStorageSuite(ctx: SuiteContext) {
 
   beforeAll(async () => {
     storage = await ctx.open();
-    notes = ctx.dialect === 'sqlite' ? sqliteNotes : pgNotes;
-    tags = ctx.dialect === 'sqlite' ? sqliteTags : pgTags;
-    const ddl =
-      ctx.dialect === 'sqlite'
-        ? [
-            'CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)',
-            'CREATE TABLE IF NOT EXISTS app_tags (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, tag TEXT NOT NULL)',
-          ]
-        : [
-            'CREATE TABLE IF NOT EXISTS app_notes (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, body text NOT NULL)',
-            'CREATE TABLE IF NOT EXISTS app_tags (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, tag text NOT NULL)',
-          ];
-    for (const stmt of ddl) {
+    ({ notes, tags } = APP_TABLES[ctx.dialect]);
+    for (const stmt of APP_TABLES[ctx.dialect].ddl) {
       if (ctx.dialect === 'sqlite') storage.db.run(sql.raw(stmt));
       else await storage.db.execute(sql.raw(stmt));
     }
@@ -278,7 +316,8 @@ export function defineStorageSuite(ctx: SuiteContext) {
     });
   });
 
-  describe('oauth states', () => {
+  // MySQL has no OAuth state table (unused by the kit, and being removed).
+  describe.skipIf(!hasOAuthStates)('oauth states', () => {
     const record = (state: string, expiresInMs = 600_000) => ({
       state,
       codeVerifier: `verifier_${generateKey()}${generateKey()}`.slice(0, 64),
@@ -381,7 +420,11 @@ export function defineStorageSuite(ctx: SuiteContext) {
   async function countRows(table: string, storeId: string): Promise<number> {
     const stmt = sql`select count(*) as n from ${sql.identifier(table)} where store_id = ${storeId}`;
     const rows =
-      ctx.dialect === 'sqlite' ? storage.db.all(stmt) : (await storage.db.execute(stmt)).rows;
+      ctx.dialect === 'sqlite'
+        ? storage.db.all(stmt)
+        : ctx.dialect === 'mysql'
+          ? (await storage.db.execute(stmt))[0]
+          : (await storage.db.execute(stmt)).rows;
     return Number(rows[0].n);
   }
 
@@ -393,6 +436,7 @@ export function defineStorageSuite(ctx: SuiteContext) {
         { shop: storeId, body: 'n2' },
       ]);
       await storage.db.insert(tags).values({ storeId, tag: 't1' });
+      if (!hasOAuthStates) return seedSession(storeId);
       await storage.oauthStates.create({
         state: generateKey(),
         codeVerifier: generateKey(),
@@ -402,7 +446,11 @@ export function defineStorageSuite(ctx: SuiteContext) {
         returnTo: null,
         expiresAt: new Date(Date.now() + 60_000),
       });
-      await new Promise<void>((resolve, reject) =>
+      await seedSession(storeId);
+    }
+
+    function seedSession(storeId: string) {
+      return new Promise<void>((resolve, reject) =>
         storage
           .sessionStore({ pruneIntervalMs: 0 })
           .set(`sid-${storeId}`, { cookie: { originalMaxAge: 60_000 }, storeId } as never, (err) =>
@@ -411,6 +459,12 @@ export function defineStorageSuite(ctx: SuiteContext) {
       );
     }
 
+    /** `rows` plus, where the dialect has the table, the OAuth state rows. */
+    const withStates = <T extends object>(rows: T, states: number) =>
+      hasOAuthStates ? { ...rows, states } : rows;
+    const withStateCount = <T extends object>(counts: T, n: number) =>
+      hasOAuthStates ? { ...counts, store_app_oauth_states: n } : counts;
+
     async function countFor(storeId: string) {
       const q = (table: string) => countRows(table, storeId);
       return {
@@ -418,7 +472,7 @@ export function defineStorageSuite(ctx: SuiteContext) {
         tags: await q('app_tags'),
         installations: await q('store_app_installations'),
         sessions: await q('store_app_sessions'),
-        states: await q('store_app_oauth_states'),
+        ...(hasOAuthStates ? { states: await q('store_app_oauth_states') } : {}),
       };
     }
 
@@ -429,34 +483,25 @@ export function defineStorageSuite(ctx: SuiteContext) {
       await seed(kept);
       const result = await storage.purge(gone, { tables: [notes, tags] });
       expect(result.purged).toBe(true);
-      expect(result.counts).toEqual({
-        app_notes: 2,
-        app_tags: 1,
-        store_app_installations: 1,
-        store_app_sessions: 1,
-        store_app_oauth_states: 1,
-      });
-      expect(await countFor(gone)).toEqual({
-        notes: 0,
-        tags: 0,
-        installations: 0,
-        sessions: 0,
-        states: 0,
-      });
-      expect(await countFor(kept)).toEqual({
-        notes: 2,
-        tags: 1,
-        installations: 1,
-        sessions: 1,
-        states: 1,
-      });
+      expect(result.counts).toEqual(
+        withStateCount(
+          { app_notes: 2, app_tags: 1, store_app_installations: 1, store_app_sessions: 1 },
+          1,
+        ),
+      );
+      expect(await countFor(gone)).toEqual(
+        withStates({ notes: 0, tags: 0, installations: 0, sessions: 0 }, 0),
+      );
+      expect(await countFor(kept)).toEqual(
+        withStates({ notes: 2, tags: 1, installations: 1, sessions: 1 }, 1),
+      );
       const again = await storage.purge(gone, { tables: [notes, tags] });
       expect(again.purged).toBe(true);
       expect(Object.values(again.counts).every((n) => n === 0)).toBe(true);
 
       const audit = await storage.db
         .select()
-        .from(auditTable(ctx.dialect))
+        .from(APP_TABLES[ctx.dialect].audit)
         .where(sql`store_id = ${gone}`);
       expect(audit.length).toBe(2);
       const first = audit.find((a: { counts: Record<string, number> }) => a.counts.app_notes === 2);
@@ -490,22 +535,14 @@ export function defineStorageSuite(ctx: SuiteContext) {
           },
         }),
       ).rejects.toThrow('external system down');
-      expect(await countFor(storeId)).toEqual({
-        notes: 2,
-        tags: 1,
-        installations: 1,
-        sessions: 1,
-        states: 1,
-      });
+      expect(await countFor(storeId)).toEqual(
+        withStates({ notes: 2, tags: 1, installations: 1, sessions: 1 }, 1),
+      );
       // The retry completes the purge.
       expect((await storage.purge(storeId, { tables: [notes, tags] })).purged).toBe(true);
-      expect(await countFor(storeId)).toEqual({
-        notes: 0,
-        tags: 0,
-        installations: 0,
-        sessions: 0,
-        states: 0,
-      });
+      expect(await countFor(storeId)).toEqual(
+        withStates({ notes: 0, tags: 0, installations: 0, sessions: 0 }, 0),
+      );
     });
 
     it('skips when a reinstall happened after the uninstall (ifInstalledBefore)', async () => {
@@ -628,7 +665,9 @@ export function defineStorageSuite(ctx: SuiteContext) {
       const bad =
         ctx.dialect === 'sqlite'
           ? sqliteTable('app_bad', { id: integer('id').primaryKey(), owner: text('owner') })
-          : pgTable('app_bad', { id: pgInteger('id').primaryKey(), owner: pgText('owner') });
+          : ctx.dialect === 'mysql'
+            ? mysqlTable('app_bad', { id: myInt('id').primaryKey(), owner: myText('owner') })
+            : pgTable('app_bad', { id: pgInteger('id').primaryKey(), owner: pgText('owner') });
       await expect(storage.purge('x', { tables: [bad] })).rejects.toMatchObject({
         code: 'CONFIG_INVALID',
       });
@@ -823,8 +862,4 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect((err as StoreAppError).code).toBe('STORAGE_UNAVAILABLE');
     });
   });
-}
-
-function auditTable(dialect: 'sqlite' | 'postgres') {
-  return dialect === 'sqlite' ? sqliteAudit : pgAudit;
 }
