@@ -66,12 +66,14 @@ export type {
 export {
   type AuthenticatedHandler,
   type AuthenticatedLocals,
+  type CustomStorageStoreAppKit,
   type KitInstallations,
   type PostgresDatabase,
   type PostgresStoreAppKit,
   type SqliteDatabase,
   type SqliteStoreAppKit,
   type StoreAppKit,
+  type StoreAppOptionsWithAdapter,
   storeApp,
 } from './kit.js';
 export {

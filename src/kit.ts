@@ -21,6 +21,7 @@ import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
 import { createPurge, type PurgeFunction } from './purge/index.js';
 import { createPurgeOutbox } from './purge/outbox.js';
+import type { StorageAdapter } from './storage/contract.js';
 import { createStorage } from './storage/index.js';
 import type {
   AnyDrizzle,
@@ -123,11 +124,25 @@ export interface PostgresStoreAppKit extends StoreAppKitBase {
   db: PostgresDatabase;
 }
 
+/** The kit on the app's own StorageAdapter (`storage.adapter`): no Drizzle handle. */
+export interface CustomStorageStoreAppKit extends StoreAppKitBase {
+  dialect: 'custom';
+  /** undefined: keep the app's tables in the adapter's own database. */
+  db: undefined;
+}
+
 /**
- * What `storeApp()` returns. The dialect is only known at run time (from
- * `DATABASE_URL`), so `kit.db` is typed once you check `kit.dialect`.
+ * What `storeApp()` returns on the built-in storage. The dialect is only known
+ * at run time (from `DATABASE_URL`), so `kit.db` is typed once you check
+ * `kit.dialect`. With `storage.adapter`, `storeApp()` returns a
+ * CustomStorageStoreAppKit instead.
  */
 export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit;
+
+/** `storeApp()` options that name the app's own StorageAdapter. */
+export type StoreAppOptionsWithAdapter = StoreAppOptions & {
+  storage: { adapter: StorageAdapter };
+};
 
 /**
  * Builds the kit: validates options and the environment, opens the database
@@ -135,7 +150,13 @@ export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit;
  * configuration or database mistake fails here, at start, not on the first
  * request.
  */
-export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppKit> {
+export async function storeApp(
+  options: StoreAppOptionsWithAdapter,
+): Promise<CustomStorageStoreAppKit>;
+export async function storeApp(options?: StoreAppOptions): Promise<StoreAppKit>;
+export async function storeApp(
+  options: StoreAppOptions = {},
+): Promise<StoreAppKit | CustomStorageStoreAppKit> {
   assertSupportedExpress();
   const resolved = resolveConfig(options);
   const config: ResolvedConfig = {
@@ -149,7 +170,9 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
 
   // --- storage -------------------------------------------------------------
   const storage = await createStorage({
-    databaseUrl: config.storage.databaseUrl,
+    ...(config.storage.adapter
+      ? { adapter: config.storage.adapter }
+      : { databaseUrl: config.storage.databaseUrl }),
     encryptionKeys: config.storage.encryptionKeys,
     migrate: config.storage.migrate,
     pool: { max: config.storage.poolMax },
@@ -218,7 +241,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     return r;
   };
 
-  const kit: StoreAppKitBase & { dialect: StoreAppKit['dialect']; db: AnyDrizzle } = {
+  const kit: StoreAppKitBase & { dialect: Storage['dialect']; db: AnyDrizzle } = {
     middleware() {
       router ??= buildRouter();
       return router;
@@ -247,5 +270,5 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
       closers.length = 0;
     },
   };
-  return kit as StoreAppKit;
+  return kit as StoreAppKit | CustomStorageStoreAppKit;
 }

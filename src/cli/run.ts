@@ -126,7 +126,10 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
 async function listPurges(databaseUrl: string, io: CliIo): Promise<void> {
   const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
   try {
-    const pending = await createPendingPurgeRepository(adapter).list();
+    const pending = await createPendingPurgeRepository(adapter).due(
+      new Date(Date.UTC(9999, 11, 31)),
+      Number.MAX_SAFE_INTEGER,
+    );
     if (pending.length === 0) {
       io.stdout('No pending purges.');
       return;
@@ -172,21 +175,16 @@ async function rotateKeys(databaseUrl: string, io: CliIo): Promise<number> {
         );
       }
     }
-    const states = await storage.oauthStates.reencryptAll();
     io.stdout(`Newest key id: ${keys[0]!.kid}`);
     io.stdout(
       `Installations: ${ids.length} scanned, ${changed} re-encrypted, ` +
         `${ids.length - changed - failed.length} already current, ${failed.length} failed.`,
     );
-    io.stdout(
-      `Pending OAuth states: ${states.scanned} scanned, ${states.changed} re-encrypted, ` +
-        `${states.scanned - states.changed - states.failed} already current, ${states.failed} failed.`,
-    );
-    if (failed.length > 0 || states.failed > 0) {
+    if (failed.length > 0) {
       io.stderr(
-        `store-app rotate-keys: ${failed.length} installation(s) and ${states.failed} pending OAuth ` +
-          `state(s) could not be decrypted with ${ENCRYPTION_KEYS_SETTING}; add the key they were ` +
-          'written with back (after the newest) and run again, or reinstall those stores.',
+        `store-app rotate-keys: ${failed.length} installation(s) could not be decrypted with ` +
+          `${ENCRYPTION_KEYS_SETTING}; add the key they were written with back (after the newest) ` +
+          'and run again, or reinstall those stores.',
       );
       return 1;
     }

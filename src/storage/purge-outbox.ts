@@ -5,11 +5,11 @@
  */
 import { asc, eq, lte, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';
-import type { PendingPurge, PendingPurgeRepository } from './types.js';
+import type { PendingPurgeRecord, PurgeOutboxAdapter } from './contract.js';
 
-export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPurgeRepository {
+export function createPendingPurgeRepository(adapter: DialectAdapter): PurgeOutboxAdapter {
   const t = adapter.tables.pendingPurges;
-  const toEntry = (row: typeof t.$inferSelect): PendingPurge => ({
+  const toEntry = (row: typeof t.$inferSelect): PendingPurgeRecord => ({
     eventId: row.eventId,
     storeId: row.storeId,
     eventAt: row.eventAt,
@@ -19,21 +19,13 @@ export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPu
     lastError: row.lastError ?? null,
   });
   return {
-    async add({ eventId, storeId, eventAt }) {
-      const now = new Date();
+    async add({ eventId, storeId, eventAt }, now) {
       await adapter.run('recording a pending purge', (db) =>
         db
           .insert(t)
           .values({ eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now })
           .onConflictDoNothing({ target: t.eventId }),
       );
-    },
-
-    async list() {
-      const rows = await adapter.run('listing pending purges', (db) =>
-        db.select().from(t).orderBy(asc(t.createdAt), asc(t.eventId)),
-      );
-      return rows.map(toEntry);
     },
 
     async due(now, limit) {

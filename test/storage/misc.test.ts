@@ -25,18 +25,21 @@ describe('storage odds and ends', () => {
     }
   });
 
-  it('session store length counts live sessions and clear empties the table', async () => {
+  it('session expiry: the cookie expiry, else maxAge, else defaultTtlMs; expired reads as none', async () => {
     const storage = await createStorage({ databaseUrl: ':memory:', encryptionKeys: keys });
     try {
       const store = storage.sessionStore({ pruneIntervalMs: 0, defaultTtlMs: 60_000 });
       await call((cb) => store.set('a', { cookie: {} } as never, cb));
-      await call((cb) => store.set('b', { cookie: {} } as never, cb));
+      await call((cb) => store.set('b', { cookie: { maxAge: 1 } } as never, cb));
       await call((cb) =>
         store.set('c', { cookie: { expires: new Date(Date.now() - 1) } } as never, cb),
       );
-      expect(await call<number>((cb) => store.length!(cb))).toBe(2);
-      await call((cb) => store.clear!(cb));
-      expect(await call<number>((cb) => store.length!(cb))).toBe(0);
+      expect(await call((cb) => store.get('a', cb))).toEqual({ cookie: {} });
+      expect(await call((cb) => store.get('c', cb))).toBeNull();
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await call((cb) => store.get('b', cb))).toBeNull();
+      const pruned = await (store as unknown as { prune(): Promise<number> }).prune();
+      expect(pruned).toBe(2);
     } finally {
       await storage.close();
     }
