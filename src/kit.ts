@@ -15,7 +15,7 @@ import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
 import { framingWarning, securityHeaders } from './http/security-headers.js';
-import { sessionMiddleware } from './http/session.js';
+import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
 import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
@@ -166,6 +166,8 @@ export async function storeApp(
   const logger = createKitLogger(config.logger);
   const framing = framingWarning(config.securityHeaders.enabled, config.securityHeaders);
   if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
+  const memoryStore = memoryStoreWarning(config.session.store, config.environment);
+  if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
   const closers: Array<() => Promise<void> | void> = [];
 
   // --- storage -------------------------------------------------------------
@@ -233,7 +235,10 @@ export async function storeApp(
     if (config.securityHeaders.enabled) {
       r.use(securityHeaders(config.embedded, config.securityHeaders, config.session.secure));
     }
-    const session: RequestHandler = sessionMiddleware(config.session, storage.sessionStore());
+    const session: RequestHandler = sessionMiddleware(
+      config.session,
+      config.session.store ?? storage.sessionStore(),
+    );
     r.use(session);
     r.use(createInstallRoutes({ config, storage, logger, onInstalled: (id) => api.forget(id) }));
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());

@@ -299,6 +299,7 @@ export function resolveConfig(
       secret: o.session.secret,
       cookieName: o.session.cookieName,
       maxAgeSeconds: o.session.maxAgeSeconds,
+      store: o.session.store,
       secure,
       // SameSite=None needs Secure; on plain-HTTP loopback development the
       // browser would drop it, so Lax is the only cookie that works there.

@@ -101,7 +101,12 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       authUrl: opts.authUrl ?? platform.authUrl,
       ...extra.oauth,
     },
-    storage: { databaseUrl: opts.databaseUrl, encryptionKeys: [generateKey()], ...extra.storage },
+    storage: {
+      // An app-provided adapter decides where data lives: no database URL beside it.
+      ...(extra.storage?.adapter ? {} : { databaseUrl: opts.databaseUrl }),
+      encryptionKeys: [generateKey()],
+      ...extra.storage,
+    },
     session: { secret: randomBytes(32).toString('base64url'), ...extra.session },
     webhooks: { secrets: creds.webhookSecret, ...extra.webhooks },
     logger: extra.logger ?? { instance: pino({ level: 'trace' }, destination) },
