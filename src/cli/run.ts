@@ -22,7 +22,7 @@ export const USAGE = `Usage: store-app <command> [options]
 Commands:
   keygen        Print a new encryption key (base64url, 32 bytes) for ${ENCRYPTION_KEYS_SETTING}.
   migrate       Apply the kit's database migrations to ${DATABASE_URL_SETTING}.
-  rotate-keys   Re-encrypt every stored token and pending OAuth state with the newest key
+  rotate-keys   Re-encrypt every stored token with the newest key
                 (the first of ${ENCRYPTION_KEYS_SETTING}; older keys must still be listed).
                 Row by row and idempotent: safe to interrupt and run again. Rows it
                 cannot decrypt are skipped and listed by store id; then it exits 1.
