@@ -5,10 +5,8 @@
 import { parseArgs } from 'node:util';
 import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../crypto/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
-import { openAdapter } from '../storage/adapter.js';
-import { createStorage } from '../storage/index.js';
-import { createPendingPurgeRepository } from '../storage/purge-outbox.js';
-import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
+import { createStorage, openBuiltinAdapter } from '../storage/index.js';
+import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL } from '../storage/url.js';
 import { kitVersion } from './version.js';
 
 export interface CliIo {
@@ -113,7 +111,7 @@ function parse(argv: readonly string[]) {
 }
 
 async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openBuiltinAdapter({ databaseUrl });
   try {
     await adapter.migrate();
   } finally {
@@ -124,9 +122,9 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
 
 /** Pending purges of the outbox, one line each (no keys needed: no token is read). */
 async function listPurges(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openBuiltinAdapter({ databaseUrl });
   try {
-    const pending = await createPendingPurgeRepository(adapter).due(
+    const pending = await adapter.purgeOutbox.due(
       new Date(Date.UTC(9999, 11, 31)),
       Number.MAX_SAFE_INTEGER,
     );
