@@ -597,6 +597,28 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
         expect((await present(storeId)).installation).toBe(false);
       });
 
+      it('a reinstall landing while a late uninstall purges (another process) survives it', async () => {
+        const storeId = unique('reinstall-during-purge');
+        await a.sessions.set(`${storeId}-sid`, { storeId, data: {}, expiresAt: at(10 ** 12) });
+        let reinstall: Promise<unknown> | undefined;
+        const result = await a.purge(storeId, {
+          now: at(3000),
+          ifInstalledBefore: at(1000),
+          effects: async () => {
+            // Not awaited: the other process commits whenever its database lets it.
+            reinstall = b.installations.save(storeId, sealed('fresh'), {
+              platformInstalledAt: null,
+              now: at(2000),
+            });
+            await new Promise((r) => setTimeout(r, 10));
+            return {};
+          },
+        });
+        await reinstall;
+        expect(result.purged).toBe(true);
+        expect((await a.installations.get(storeId))?.installedAt).toEqual(at(2000));
+      });
+
       it('a duplicate of one uninstall event (even racing across processes) runs effects once', async () => {
         const storeId = unique('twice');
         await seed(storeId);
