@@ -49,12 +49,14 @@ export {
   StorageError,
   StoreAppError,
 } from './errors/index.js';
+export type { HealthOptions, HealthReport } from './health/index.js';
 export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './http/express-version.js';
 export type {
   EmbeddedOptions,
   LoggerOptions,
   SecurityHeadersOptions,
   SessionOptions,
+  StoreAppLogger,
 } from './http/options.js';
 export { normalizeRedirectTarget } from './http/redirect-target.js';
 export { INSTALL_ERROR_CODES, type InstallErrorCode } from './install/errors.js';

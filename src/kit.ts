@@ -11,6 +11,7 @@ import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
+import { createHealthCheck, type HealthReport } from './health/index.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
@@ -89,6 +90,12 @@ interface StoreAppKitBase {
    * Same list as `npx store-app purges`.
    */
   pendingPurges(): Promise<PendingPurge[]>;
+  /**
+   * Database reachability, pending purges and the last refresh failure, as
+   * the `health.path` route reports them (reused for `health.cacheMs`). For an
+   * app that mounts its own route behind its own guard.
+   */
+  health(): Promise<HealthReport>;
   /**
    * Middleware for app routes: finds the store (session or app session token),
    * sets `res.locals.store = { storeId, scopes, client, sessionToken }`, and sends
@@ -223,6 +230,13 @@ export async function storeApp(
     logger: logger.child({ component: 'webhooks' }),
   });
 
+  // --- health ---------------------------------------------------------------
+  const health = createHealthCheck({
+    pendingPurges: storage.pendingPurges,
+    lastRefreshFailure: () => api.tokens.lastRefreshFailure(),
+    options: config.health,
+  });
+
   // --- HTTP: one router, built once ----------------------------------------
   let router: Router | undefined;
   const buildRouter = (): Router => {
@@ -232,6 +246,8 @@ export async function storeApp(
     // come from the platform's servers, carry no cookie, and get JSON that no
     // browser renders (helmet's headers cost ~6% of a delivery for nothing).
     r.all(webhooks.path, webhooks.receiver);
+    // Probes carry no cookie either: answered before the session is loaded.
+    if (config.health.path !== null) r.get(config.health.path, health.handler());
     if (config.securityHeaders.enabled) {
       r.use(securityHeaders(config.embedded, config.securityHeaders, config.session.secure));
     }
@@ -260,6 +276,7 @@ export async function storeApp(
     webhooks: webhooks.api,
     purge: purgeStore,
     pendingPurges: () => outbox.list(),
+    health: () => health.report(),
     // The handler sets res.locals.store before calling next(); the type says so.
     authenticated: () => api.authenticated() as unknown as AuthenticatedHandler,
     client: (storeId) => api.client(storeId),

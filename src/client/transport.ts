@@ -5,7 +5,17 @@
  * re-authorisation on token_revoked, and the mapping of every failure to a
  * typed error.
  */
+import type { Span } from '@opentelemetry/api';
 import { StoreAppError } from '../errors/index.js';
+import {
+  ATTR,
+  countRateLimited,
+  EVENT,
+  inSpan,
+  SpanKind,
+  serverAttributes,
+  urlTemplate,
+} from '../telemetry/index.js';
 import {
   AbortedError,
   type ApiErrorContext,
@@ -368,11 +378,36 @@ export function createTransport(deps: {
     return jitter(cap);
   }
 
-  async function call(
+  /**
+   * One API call in a CLIENT span `{method} {url.template}` covering its
+   * rate-limit waits, retries and replays (`http.request.resend_count`); each
+   * 429 is an event on it and counted.
+   */
+  function call(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<unknown> {
+    return inSpan(
+      method,
+      {
+        kind: SpanKind.CLIENT,
+        operation: 'api',
+        rename: () => `${method} ${basePath.slice(0, -1)}${urlTemplate(path)}`,
+        attributes: () => ({
+          [ATTR.httpMethod]: method,
+          [ATTR.urlTemplate]: `${basePath.slice(0, -1)}${urlTemplate(path)}`,
+          [ATTR.storeId]: storeId,
+          ...(baseUrl ? serverAttributes(baseUrl) : {}),
+        }),
+      },
+      (span) => callOnce(method, path, opts, span),
+    );
+  }
+
+  async function callOnce(
     method: HttpMethod,
     path: string,
-    opts: RequestOptions = {},
+    opts: RequestOptions,
+    span: Span,
   ): Promise<unknown> {
+    const recording = span.isRecording();
     if (!baseUrl) {
       throw new StoreApiError(
         'CLIENT_NOT_CONFIGURED',
@@ -423,6 +458,13 @@ export function createTransport(deps: {
       }
       slot.release(raw.headers);
       noticeDeprecation(raw.headers, method, logPath);
+      if (recording) {
+        span.setAttributes({
+          [ATTR.httpStatus]: raw.status,
+          [ATTR.rateLimitWaitMs]: waitedMs,
+          [ATTR.resendCount]: retries + rateLimitRetries + (replayed ? 1 : 0),
+        });
+      }
 
       if (raw.status >= 200 && raw.status < 300) {
         if (raw.status === 204 || raw.text.length === 0) return undefined;
@@ -462,6 +504,7 @@ export function createTransport(deps: {
       }
 
       if (raw.status === 429) {
+        countRateLimited();
         const now = Date.now();
         // Seconds, or an HTTP-date read against the response's own Date (one clock).
         const retryAfter = parseRetryAfter(
@@ -478,6 +521,7 @@ export function createTransport(deps: {
         // A wait longer than a window is implausible for the contract: wait one window and ask again.
         const waitMs = Math.min(askedMs, WINDOW_MS);
         const reportSeconds = retryAfter ?? Math.ceil(waitMs / 1000);
+        if (recording) span.addEvent(EVENT.rateLimited, { [ATTR.retryAfterS]: reportSeconds });
         gate.block(waitMs);
         const mapped = mapError(raw, method, logPath);
         const errorCtx = { ...ctx, details: mapped.details, body: mapped.body };

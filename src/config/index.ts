@@ -12,6 +12,11 @@ import {
 import { clientOptionsSchema, type ResolvedClientOptions } from '../client/options.js';
 import { ConfigError, ConfigErrors } from '../errors/index.js';
 import {
+  HEALTH_DEFAULTS,
+  healthOptionsSchema,
+  type ResolvedHealthOptions,
+} from '../health/options.js';
+import {
   embeddedOptionsSchema,
   loggerOptionsSchema,
   type ResolvedHttpOptions,
@@ -53,6 +58,7 @@ import {
 export type { AuthenticatedOptions } from '../authenticated/options.js';
 export type { ClientOptions } from '../client/options.js';
 export { ConfigErrors } from '../errors/index.js';
+export type { HealthOptions } from '../health/options.js';
 export type {
   EmbeddedOptions,
   LoggerOptions,
@@ -131,6 +137,8 @@ function storeAppOptionsSchema(relaxed: boolean) {
     refresh: v.optional(refreshOptionsSchema, {}),
     /** `kit.authenticated()` and app session tokens. */
     authenticated: v.optional(authenticatedOptionsSchema, {}),
+    /** The opt-in health endpoint (no route unless given). */
+    health: v.optional(healthOptionsSchema),
     ...purgeAppOptionsEntries,
   });
 }
@@ -156,6 +164,7 @@ export interface ResolvedConfig extends ResolvedHttpOptions {
   refresh: ResolvedRefreshOptions;
   authenticated: ResolvedAuthenticatedOptions;
   purge: ResolvedPurgeAppOptions;
+  health: ResolvedHealthOptions;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -272,6 +281,13 @@ export function resolveConfig(
   }
 
   const o = result.output;
+  const healthClash = o.health && clashingRoute(o.health.path, o);
+  if (healthClash) {
+    throw new ConfigError(
+      'health.path',
+      `is already the path of ${healthClash}; choose another, such as '/healthz'.`,
+    );
+  }
   const app = new URL(o.appUrl);
   const appPath = app.pathname.replace(/\/+$/, '');
   const secure = app.protocol === 'https:';
@@ -313,10 +329,7 @@ export function resolveConfig(
       launchParam: o.embedded.launchParam,
     },
     logger: {
-      level:
-        logger.level ??
-        (instance?.level as ResolvedHttpOptions['logger']['level'] | undefined) ??
-        (environment === 'test' ? 'silent' : 'info'),
+      level: logger.level ?? levelOf(instance) ?? (environment === 'test' ? 'silent' : 'info'),
       instance,
       destination,
     },
@@ -326,7 +339,40 @@ export function resolveConfig(
     refresh: o.refresh,
     authenticated: o.authenticated,
     purge: { storeScopedTables: o.storeScopedTables, onPurge: o.onPurge },
+    health: o.health ? { ...o.health } : HEALTH_DEFAULTS,
   };
+}
+
+/** Which kit route, if any, already answers at `path` (the health route would hide it or be hidden). */
+function clashingRoute(
+  path: string,
+  o: { auth: { path: string; callbackPath: string }; webhooks: { path: string } },
+): string | undefined {
+  const routes: Array<[string, string]> = [
+    [o.auth.path, 'auth.path'],
+    [o.auth.callbackPath, 'auth.callbackPath'],
+    [`${o.auth.path}/session-token`, 'the session-token route'],
+    [o.webhooks.path, 'webhooks.path'],
+  ];
+  return routes.find(([p]) => p === path)?.[1];
+}
+
+const LEVEL_NAMES: ReadonlySet<string> = new Set([
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+]);
+
+/** The level of the app's logger when it states one the kit knows (pino's, winston's `info`, …). */
+function levelOf(instance: unknown): ResolvedHttpOptions['logger']['level'] | undefined {
+  const level = (instance as { level?: unknown } | undefined)?.level;
+  return typeof level === 'string' && LEVEL_NAMES.has(level)
+    ? (level as ResolvedHttpOptions['logger']['level'])
+    : undefined;
 }
 
 /** The dialect check of `storeScopedTables`, when the database URL itself is valid. */

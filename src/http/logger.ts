@@ -1,12 +1,13 @@
 /**
- * The kit's pino logger: redaction of every credential-bearing field, one
+ * The kit's pino logger (also in front of any other logger the app gives):
+ * redaction of every credential-bearing field, one
  * child per request (request id, method, path: never the query, which holds
  * codes and state) and one per store.
  */
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { type Logger, pino } from 'pino';
-import type { ResolvedHttpOptions } from './options.js';
+import { type DestinationStream, type Logger, pino } from 'pino';
+import type { ResolvedHttpOptions, StoreAppLogger } from './options.js';
 
 declare global {
   namespace Express {
@@ -74,19 +75,64 @@ function serializeError(err: unknown): unknown {
   return out;
 }
 
-/** The kit's root logger: a child of the app's (with redaction added) or a new pino logger. */
+/** The kit's root logger: a child of the app's pino logger, or a kit-made pino logger. */
 export function createKitLogger(options: ResolvedHttpOptions['logger']): Logger {
   const redact = { paths: REDACT_PATHS, censor: REDACT_CENSOR };
   const serializers = { err: serializeError };
-  if (options.instance) {
-    return options.instance.child(
-      { module: 'store-app-kit' },
-      { redact, level: options.level, serializers },
-    );
-  }
   const base = { module: 'store-app-kit' };
+  const instance = options.instance;
+  if (instance && isPino(instance)) {
+    return instance.child(base, { redact, level: options.level, serializers });
+  }
   const opts = { level: options.level, redact, base, serializers };
+  // Any other logger gets the records pino has already serialised and
+  // redacted: one redaction, the same for every logger, applied before the
+  // app's code sees a value.
+  if (instance) return pino(opts, forwardTo(instance));
   return options.destination ? pino(opts, options.destination) : pino(opts);
+}
+
+function isPino(x: object): x is Logger {
+  return pino.symbols.serializersSym in x && typeof (x as { child?: unknown }).child === 'function';
+}
+
+const METHOD_OF_LEVEL: Record<number, keyof StoreAppLogger> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
+
+/**
+ * A pino destination handing each record to `target` as `method(object,
+ * message)`: `level`, `time` and `msg` are taken out; trace falls back to
+ * debug and fatal to error. A throwing logger never breaks the request that
+ * logged.
+ */
+export function forwardTo(target: StoreAppLogger): DestinationStream {
+  return {
+    write(line: string) {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      const { level, time: _time, msg, ...fields } = record;
+      let method = METHOD_OF_LEVEL[level as number] ?? 'info';
+      if (method === 'trace' && typeof target.trace !== 'function') method = 'debug';
+      if (method === 'fatal' && typeof target.fatal !== 'function') method = 'error';
+      const fn = target[method] as ((obj: object, msg?: string) => unknown) | undefined;
+      try {
+        if (typeof msg === 'string') fn?.call(target, fields, msg);
+        else fn?.call(target, fields);
+      } catch {
+        // The app's logger failed; the kit's work goes on.
+      }
+    },
+  };
 }
 
 /** A child logger for one store's work. */

@@ -136,22 +136,63 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as
 const level = v.optional(v.picklist(LEVELS, `must be one of ${LEVELS.join(', ')}.`));
 
 /**
- * `logger`: either your own pino `instance` (the kit logs through a child of
- * it) or a kit-made logger writing to `destination`; the two modes exclude
- * each other.
+ * Any logger with the usual level methods: pino, bunyan, console, or an
+ * adapter over winston or another. The kit calls `method(object, message)`
+ * (pino's order) with the object already redacted. `trace` falls back to
+ * `debug` and `fatal` to `error`; `child` is not needed (the kit's bindings
+ * such as `component` and `storeId` are in each object).
+ */
+export interface StoreAppLogger {
+  trace?(obj: object, msg?: string): unknown;
+  debug(obj: object, msg?: string): unknown;
+  info(obj: object, msg?: string): unknown;
+  warn(obj: object, msg?: string): unknown;
+  error(obj: object, msg?: string): unknown;
+  fatal?(obj: object, msg?: string): unknown;
+  /** A string level (`'info'`, …) is read as the default of `logger.level`. */
+  level?: unknown;
+}
+
+/** The methods every logger given as `logger.instance` must have. */
+export const LOGGER_METHODS = ['debug', 'info', 'warn', 'error'] as const;
+
+const LOGGER_FIX =
+  'pass a pino logger, or any object with debug(), info(), warn() and error() methods (trace() and fatal() are optional).';
+
+/**
+ * `logger`: either your own logger `instance` (pino: the kit logs through a
+ * child of it; any other: the kit's redacting pino logger forwards each
+ * record to it) or a kit-made logger writing to `destination`; the two modes
+ * exclude each other.
  */
 export const loggerOptionsSchema = v.union(
   [
     v.strictObject({
       /**
        * Minimum level logged.
-       * @default the level of `instance`
+       * @default the level of `instance` when it has a string `level`, else as without one
        */
       level,
-      /** Your pino logger; the kit logs through a child of it with its redaction added. */
-      instance: v.custom<Logger>(
-        (x) => typeof x === 'object' && x !== null && typeof (x as Logger).child === 'function',
-        'must be a pino logger.',
+      /**
+       * Your logger: pino (the kit logs through a child of it, with its
+       * redaction added) or any object with the level methods (records are
+       * redacted before it sees them).
+       */
+      instance: v.pipe(
+        v.custom<Logger | StoreAppLogger>(
+          (x) => (typeof x === 'object' || typeof x === 'function') && x !== null,
+          `must be a logger object; ${LOGGER_FIX}`,
+        ),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          const candidate = dataset.value as unknown as Record<string, unknown>;
+          const missing = LOGGER_METHODS.filter((m) => typeof candidate[m] !== 'function');
+          if (missing.length > 0) {
+            addIssue({
+              message: `is missing ${missing.map((m) => `${m}()`).join(', ')}; ${LOGGER_FIX}`,
+            });
+          }
+        }),
       ),
     }),
     v.strictObject({
@@ -175,7 +216,7 @@ export const loggerOptionsSchema = v.union(
       ),
     }),
   ],
-  'takes either `instance` (your pino logger) or `destination` (where a kit-made logger writes), not both.',
+  'takes either `instance` (your logger) or `destination` (where a kit-made logger writes), not both.',
 );
 
 export type LoggerOptions = v.InferInput<typeof loggerOptionsSchema>;
@@ -232,7 +273,7 @@ export interface ResolvedHttpOptions {
   };
   logger: {
     level: LevelWithSilent;
-    instance: Logger | undefined;
+    instance: Logger | StoreAppLogger | undefined;
     destination: DestinationStream | undefined;
   };
   securityHeaders: {

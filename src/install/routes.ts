@@ -21,9 +21,10 @@ import { codeChallengeS256, createCodeVerifier } from '../oauth/pkce.js';
 import { createState } from '../oauth/state.js';
 import { requestToken } from '../oauth/token-endpoint.js';
 import type { Storage } from '../storage/types.js';
+import { ATTR, annotateActive, recordError, SPAN, spanHandler } from '../telemetry/index.js';
 import { INSTALL_ERROR_CODES as E } from './errors.js';
 import type { ResolvedAuthRouteOptions } from './options.js';
-import { sendBreakout, sendPage } from './pages.js';
+import { type PageInput, sendBreakout, sendPage as showPage } from './pages.js';
 import {
   createPendingInstallCookie,
   hashState,
@@ -77,6 +78,12 @@ function readQuery(req: Request): Query | null {
     out[k] = v;
   }
   return out;
+}
+
+/** An install page; an error page counts as a failed install (telemetry, by its code). */
+function sendPage(res: Response, page: PageInput): void {
+  if (page.status >= 400) recordError('install', page.code);
+  showPage(res, page);
 }
 
 function isStorageFailure(err: unknown): boolean {
@@ -172,7 +179,10 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     });
   }
 
-  router.get(config.auth.path, async function storeAppInstallBegin(req, res) {
+  router.get(config.auth.path, spanHandler(SPAN.installBegin, storeAppInstallBegin));
+  router.get(config.auth.callbackPath, spanHandler(SPAN.installCallback, storeAppInstallCallback));
+
+  async function storeAppInstallBegin(req: Request, res: Response): Promise<void> {
     const q = readQuery(req);
     if (q === null) {
       sendPage(res, {
@@ -208,9 +218,9 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
       if (isStorageFailure(err)) return storageDown(res, err, beginUrlFor(storeId, returnTo));
       throw err;
     }
-  });
+  }
 
-  router.get(config.auth.callbackPath, async function storeAppInstallCallback(req, res) {
+  async function storeAppInstallCallback(req: Request, res: Response): Promise<void> {
     const l = log(res);
     const q = readQuery(req);
     if (q === null) {
@@ -456,6 +466,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     // RFC 6749 §5.1: no scope in the response means the requested scope was granted.
     const scopes = token.scopeMissing ? [...config.oauth.scopes] : token.scopes;
     const sl = storeLogger(l, storeId);
+    annotateActive(() => ({ [ATTR.storeId]: storeId }));
     // A narrower grant is never stored as if it were the install the app asked for.
     const missingScopes = config.oauth.scopes.filter((s) => !scopes.includes(s));
     if (missingScopes.length > 0) {
@@ -548,7 +559,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps): Router {
     }
 
     res.set('Cache-Control', 'no-store').redirect(302, homeUrl(config, storeId, record.returnTo));
-  });
+  }
 
   return router;
 }

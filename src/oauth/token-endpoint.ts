@@ -1,11 +1,13 @@
 /**
  * Calls to the platform's token endpoint (code exchange and refresh). Pure
- * apart from the one fetch: no storage, no Express.
+ * apart from the one fetch (and its span): no storage, no Express.
  *
  * Tolerant where the platform may omit fields (refresh_token, expires_in,
  * scope), strict where a field has the wrong type: a response we cannot trust
  * is refused with TOKEN_RESPONSE_INVALID rather than stored half-right.
  */
+import type { Span } from '@opentelemetry/api';
+import { ATTR, inSpan, SpanKind, serverAttributes } from '../telemetry/index.js';
 import {
   OAuthError,
   type OAuthErrorCode,
@@ -69,10 +71,37 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const ERROR_CODE_PATTERN = /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/;
 
-export async function requestToken(
+/**
+ * One call to the token endpoint (exchange or refresh), in a CLIENT span
+ * named `POST {path}` carrying the grant type, never the grant's values.
+ */
+export function requestToken(
   endpoint: TokenEndpointConfig,
   grant: TokenGrant,
   opts: TokenRequestOptions = {},
+): Promise<TokenResponse> {
+  const path = safePath(endpoint.url);
+  return inSpan(
+    `POST ${path}`,
+    {
+      kind: SpanKind.CLIENT,
+      operation: 'token',
+      attributes: () => ({
+        [ATTR.httpMethod]: 'POST',
+        [ATTR.urlTemplate]: path,
+        [ATTR.grantType]: grant.grant_type,
+        ...serverAttributes(endpoint.url),
+      }),
+    },
+    (span) => callTokenEndpoint(endpoint, grant, opts, span),
+  );
+}
+
+async function callTokenEndpoint(
+  endpoint: TokenEndpointConfig,
+  grant: TokenGrant,
+  opts: TokenRequestOptions,
+  span: Span,
 ): Promise<TokenResponse> {
   const method = 'POST';
   const path = safePath(endpoint.url);
@@ -117,6 +146,7 @@ export async function requestToken(
     );
   }
 
+  if (span.isRecording()) span.setAttribute(ATTR.httpStatus, res.status);
   if (res.status >= 500 || res.status === 429) {
     throw new OAuthError(
       TOKEN_ENDPOINT_UNAVAILABLE,

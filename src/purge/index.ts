@@ -7,6 +7,7 @@
 import { parseOptions } from '../options/index.js';
 import { validateStoreScopedTables } from '../storage/index.js';
 import type { Dialect, PurgeResult, Storage } from '../storage/types.js';
+import { ATTR, countPurge, inSpan, SPAN } from '../telemetry/index.js';
 import type { MinimalLogger } from '../webhooks/types.js';
 import {
   type PurgeAppOptions,
@@ -69,36 +70,45 @@ export function createPurge(deps: {
     const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}`;
     const running = inFlight.get(key);
     if (running) return running;
-    const run = (async () => {
-      const started = performance.now();
-      try {
-        const result = await storage.purge(storeId, {
-          tables: options.storeScopedTables,
-          ...(options.onPurge ? { onPurge: options.onPurge } : {}),
-          ...(runOptions.ifInstalledBefore
-            ? { ifInstalledBefore: runOptions.ifInstalledBefore }
-            : {}),
-        });
-        // Counts per table and the store id only: never row contents.
-        logger?.info(
-          {
-            storeId,
-            purged: result.purged,
-            counts: result.counts,
-            ms: Math.round(performance.now() - started),
-          },
-          result.purged
-            ? 'store data purged'
-            : 'purge skipped: the store was reinstalled after the uninstall',
-        );
-        return result;
-      } catch (err) {
-        logger?.error({ storeId, err }, 'store purge failed and was rolled back');
-        throw err;
-      } finally {
-        inFlight.delete(key);
-      }
-    })();
+    const run = inSpan(
+      SPAN.purge,
+      { operation: 'purge', attributes: () => ({ [ATTR.storeId]: storeId }) },
+      async (span) => {
+        const started = performance.now();
+        try {
+          const result = await storage.purge(storeId, {
+            tables: options.storeScopedTables,
+            ...(options.onPurge ? { onPurge: options.onPurge } : {}),
+            ...(runOptions.ifInstalledBefore
+              ? { ifInstalledBefore: runOptions.ifInstalledBefore }
+              : {}),
+          });
+          const outcome = result.purged ? 'purged' : 'skipped';
+          countPurge(outcome);
+          if (span.isRecording()) span.setAttribute(ATTR.outcome, outcome);
+          // Counts per table and the store id only: never row contents.
+          logger?.info(
+            {
+              storeId,
+              purged: result.purged,
+              counts: result.counts,
+              ms: Math.round(performance.now() - started),
+            },
+            result.purged
+              ? 'store data purged'
+              : 'purge skipped: the store was reinstalled after the uninstall',
+          );
+          return result;
+        } catch (err) {
+          countPurge('failed');
+          if (span.isRecording()) span.setAttribute(ATTR.outcome, 'failed');
+          logger?.error({ storeId, err }, 'store purge failed and was rolled back');
+          throw err;
+        } finally {
+          inFlight.delete(key);
+        }
+      },
+    );
     inFlight.set(key, run);
     return run;
   };

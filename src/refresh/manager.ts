@@ -23,6 +23,7 @@ import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
 import { StoreAppError } from '../errors/index.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
+import { ATTR, countRefresh, errorType, inSpan, SPAN } from '../telemetry/index.js';
 import type { ResolvedRefreshOptions } from './options.js';
 
 /** Lifetime assumed when a refresh response has no usable expires_in (the document's value). */
@@ -98,6 +99,15 @@ export interface TokenManager extends TokenSource {
   /** Start the background sweep (an unref'd interval). Idempotent. */
   startSweep(): void;
   stopSweep(): Promise<void>;
+  /** The last refresh in this process that failed (time and error code), or null. */
+  lastRefreshFailure(): RefreshFailure | null;
+}
+
+/** A failed refresh, as the health endpoint reports it: no store id, no message. */
+export interface RefreshFailure {
+  at: Date;
+  /** Stable error code (`REFRESH_UNAVAILABLE`, `REAUTHORIZATION_REQUIRED`, …). */
+  code: string;
 }
 
 interface CacheEntry {
@@ -129,6 +139,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const committedHere = new WeakSet<Installation>();
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
+  let lastFailure: RefreshFailure | null = null;
 
   function fresh(inst: Installation): boolean {
     return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
@@ -283,12 +294,47 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     }
   }
 
+  /**
+   * One refresh in a span, counted by outcome: `refreshed` (this process
+   * committed new tokens), `joined` (another process did), `reauth_required`,
+   * `not_installed` or `failed`. Failures are kept for the health endpoint.
+   */
+  function tracedRefresh(storeId: string, trigger: Trigger): Promise<Installation> {
+    return inSpan(
+      SPAN.refresh,
+      { operation: 'refresh', attributes: () => ({ [ATTR.storeId]: storeId }) },
+      async (span) => {
+        let inst: Installation;
+        try {
+          inst = await refreshUnderLease(storeId, trigger);
+        } catch (err) {
+          const code = errorType(err);
+          const outcome =
+            code === 'REAUTHORIZATION_REQUIRED'
+              ? 'reauth_required'
+              : code === 'NOT_INSTALLED'
+                ? 'not_installed'
+                : 'failed';
+          countRefresh(outcome);
+          if (span.isRecording()) span.setAttribute(ATTR.outcome, outcome);
+          // A store uninstalled meanwhile is no refresh failure for the operator.
+          if (outcome !== 'not_installed') lastFailure = { at: new Date(now()), code };
+          throw err;
+        }
+        const outcome = committedHere.has(inst) ? 'refreshed' : 'joined';
+        countRefresh(outcome);
+        if (span.isRecording()) span.setAttribute(ATTR.outcome, outcome);
+        return inst;
+      },
+    );
+  }
+
   /** Single-flight per store in this process. */
   function refreshOnce(storeId: string, trigger: Trigger, signal?: AbortSignal) {
     const running = inFlight.get(storeId);
     if (running) return running;
     // The shared promise must not die with one caller's signal; callers abort their own wait.
-    const p = refreshUnderLease(storeId, trigger).finally(() => {
+    const p = tracedRefresh(storeId, trigger).finally(() => {
       inFlight.delete(storeId);
     });
     inFlight.set(storeId, p);
@@ -333,6 +379,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
 
   return {
     getInstallation,
+    lastRefreshFailure: () => lastFailure,
     async getAccessToken(storeId, signal) {
       return (await getInstallation(storeId, signal)).accessToken;
     },

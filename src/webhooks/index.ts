@@ -7,6 +7,7 @@ import type { RequestHandler } from 'express';
 import type { PurgeFunction } from '../purge/index.js';
 import { createPurgeOutbox, type PurgeOutbox } from '../purge/outbox.js';
 import type { Storage } from '../storage/types.js';
+import { ATTR, annotateActive, SPAN, spanHandler } from '../telemetry/index.js';
 import {
   createWebhookProcessor,
   createWebhookRegistry,
@@ -81,6 +82,11 @@ export function createWebhooks(deps: {
   // Pruning rides on deliveries (at most hourly) so the kit needs no timer to stop.
   const processAndPrune: WebhookProcessor = async (event) => {
     const outcome = await processEvent(event);
+    annotateActive(() => ({
+      [ATTR.webhookTopic]: event.topic,
+      [ATTR.webhookId]: event.id,
+      [ATTR.outcome]: outcome,
+    }));
     const now = nowMs();
     if (now - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now;
@@ -94,12 +100,15 @@ export function createWebhooks(deps: {
     }
     return outcome;
   };
-  const receiver = createWebhookReceiver({
-    options,
-    process: processAndPrune,
-    ...(logger ? { logger } : {}),
-    ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
-  });
+  const receiver = spanHandler(
+    SPAN.webhook,
+    createWebhookReceiver({
+      options,
+      process: processAndPrune,
+      ...(logger ? { logger } : {}),
+      ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
+    }),
+  );
   const api: WebhookRegistry = {
     on: registry.on.bind(registry) as WebhookRegistry['on'],
     topics: registry.topics.bind(registry),

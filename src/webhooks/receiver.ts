@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ConfigError } from '../errors/index.js';
+import { recordError } from '../telemetry/index.js';
 import {
   SIGNATURE_MISMATCH,
   WEBHOOK_HANDLER_FAILED,
@@ -166,6 +167,7 @@ function logFailure(
 
 function sendError(res: Response, status: number, code: string, message: string): void {
   if (res.headersSent) return;
+  recordError('webhook', code);
   sendJson(res, status, { code, message });
 }
 
