@@ -94,6 +94,12 @@ describe('the kit on an app-provided StorageAdapter', () => {
     expect([...memory.outbox.values()]).toEqual([]);
   });
 
+  it('the health report reads the database through the adapter', async () => {
+    const report = await h.kit.health();
+    expect(report.database).toMatchObject({ status: 'up', error: null });
+    expect(report.purges).toEqual({ pending: 0, oldestAgeSeconds: null, failing: 0 });
+  });
+
   it('kit.storage.transaction() is for the built-in database only', async () => {
     await expect(h.kit.storage.transaction(async () => 1)).rejects.toBeInstanceOf(ConfigError);
   });
