@@ -76,6 +76,7 @@ export {
   type SqliteStoreAppKit,
   type StoreAppKit,
   type StoreAppOptionsWithAdapter,
+  type StoreAppOptionsWithoutAdapter,
   storeApp,
 } from './kit.js';
 export {

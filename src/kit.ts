@@ -151,6 +151,11 @@ export type StoreAppOptionsWithAdapter = StoreAppOptions & {
   storage: { adapter: StorageAdapter };
 };
 
+/** `storeApp()` options on the built-in storage (no `storage.adapter`). */
+export type StoreAppOptionsWithoutAdapter = StoreAppOptions & {
+  storage?: { adapter?: undefined };
+};
+
 /**
  * Builds the kit: validates options and the environment, opens the database
  * and applies migrations (unless `storage.migrate: false`). Async so every
@@ -160,7 +165,10 @@ export type StoreAppOptionsWithAdapter = StoreAppOptions & {
 export async function storeApp(
   options: StoreAppOptionsWithAdapter,
 ): Promise<CustomStorageStoreAppKit>;
-export async function storeApp(options?: StoreAppOptions): Promise<StoreAppKit>;
+export async function storeApp(options?: StoreAppOptionsWithoutAdapter): Promise<StoreAppKit>;
+export async function storeApp(
+  options: StoreAppOptions,
+): Promise<StoreAppKit | CustomStorageStoreAppKit>;
 export async function storeApp(
   options: StoreAppOptions = {},
 ): Promise<StoreAppKit | CustomStorageStoreAppKit> {

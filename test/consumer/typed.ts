@@ -1,7 +1,12 @@
 // Type assertions a consumer relies on, checked against the packed tarball
 // (copied into the fixture's src/ by scripts/check-package.js).
 import express from 'express';
-import { type CustomStorageStoreAppKit, type StoreAppKit, storeApp } from 'store-app-kit';
+import {
+  type CustomStorageStoreAppKit,
+  type StoreAppKit,
+  type StoreAppOptions,
+  storeApp,
+} from 'store-app-kit';
 import {
   type SealedTokens,
   type StorageAdapter,
@@ -46,3 +51,9 @@ custom.then((k) => {
   const none: undefined = k.db;
   return none ?? plaintext;
 });
+// Options whose adapter is only known at run time: the kit is either kind, narrowed by dialect.
+declare const someOptions: StoreAppOptions;
+export const either: Promise<StoreAppKit | CustomStorageStoreAppKit> = storeApp(someOptions);
+either.then((k) => (k.dialect === 'custom' ? k.db : k.db.select));
+// @ts-expect-error: without narrowing, kit.db may be undefined (custom storage)
+either.then((k) => k.db.select);
