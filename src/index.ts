@@ -70,6 +70,8 @@ export {
   type AuthenticatedLocals,
   type CustomStorageStoreAppKit,
   type KitInstallations,
+  type MysqlDatabase,
+  type MysqlStoreAppKit,
   type PostgresDatabase,
   type PostgresStoreAppKit,
   type SqliteDatabase,

@@ -3,6 +3,11 @@
  * each section below builds one module from the resolved config and hands it
  * what it needs. Logic lives in the modules.
  */
+import type {
+  MySqlDatabase as DrizzleMySqlDatabase,
+  MySqlQueryResultHKT,
+  PreparedQueryHKTBase,
+} from 'drizzle-orm/mysql-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { type RequestHandler, Router } from 'express';
@@ -51,6 +56,8 @@ export interface KitInstallations {
 export type SqliteDatabase = BaseSQLiteDatabase<'sync', unknown>;
 /** The kit's Drizzle handle on Postgres (node-postgres). */
 export type PostgresDatabase = PgDatabase<PgQueryResultHKT>;
+/** The kit's Drizzle handle on MySQL / MariaDB (mysql2). */
+export type MysqlDatabase = DrizzleMySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase>;
 
 /** What `kit.authenticated()` guarantees on `res.locals` for the handlers after it. */
 export interface AuthenticatedLocals extends Record<string, unknown> {
@@ -131,6 +138,14 @@ export interface PostgresStoreAppKit extends StoreAppKitBase {
   db: PostgresDatabase;
 }
 
+/** The kit on MySQL / MariaDB: `kit.dialect === 'mysql'` narrows `kit.db`. */
+export interface MysqlStoreAppKit extends StoreAppKitBase {
+  /** The database chosen by `DATABASE_URL`. */
+  dialect: 'mysql';
+  /** Drizzle handle on the kit's database for your own tables. */
+  db: MysqlDatabase;
+}
+
 /** The kit on the app's own StorageAdapter (`storage.adapter`): no Drizzle handle. */
 export interface CustomStorageStoreAppKit extends StoreAppKitBase {
   dialect: 'custom';
@@ -144,7 +159,7 @@ export interface CustomStorageStoreAppKit extends StoreAppKitBase {
  * `kit.dialect`. With `storage.adapter`, `storeApp()` returns a
  * CustomStorageStoreAppKit instead.
  */
-export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit;
+export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit | MysqlStoreAppKit;
 
 /** `storeApp()` options that name the app's own StorageAdapter. */
 export type StoreAppOptionsWithAdapter = StoreAppOptions & {

@@ -84,19 +84,25 @@ export class StorageError extends StoreAppError<typeof STORAGE_UNAVAILABLE> {
 
 export const DRIVER_MISSING = 'DRIVER_MISSING' as const;
 
+const DIALECT_NAMES: Record<string, string> = {
+  sqlite: 'SQLite',
+  postgres: 'Postgres',
+  mysql: 'MySQL/MariaDB',
+};
+
 /**
  * The database driver for the configured dialect is not installed. Drivers are
  * optional peer dependencies: an app installs the one it uses.
  */
 export class DriverMissingError extends StoreAppError<typeof DRIVER_MISSING> {
-  /** `sqlite` or `postgres`. */
+  /** `sqlite`, `postgres` or `mysql`. */
   readonly dialect: string;
   /** The npm package to install, e.g. `pg`. */
   readonly packageName: string;
   constructor(dialect: string, packageName: string, setting: string, context: ErrorContext = {}) {
     super(
       DRIVER_MISSING,
-      `${setting} selects ${dialect === 'postgres' ? 'Postgres' : 'SQLite'}, whose driver \`${packageName}\` is not installed; ` +
+      `${setting} selects ${DIALECT_NAMES[dialect] ?? dialect}, whose driver \`${packageName}\` is not installed; ` +
         `run \`npm install ${packageName}\` (or your package manager's equivalent) in the app`,
       context,
     );

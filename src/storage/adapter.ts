@@ -1,9 +1,11 @@
 /**
- * The small seam between the repositories and the two drivers. The
+ * The small seam between the repositories and the drivers. The
  * repositories are written once against the SQLite-typed Drizzle API (the
  * Postgres builders have the same shape for everything they use: select,
  * insert … onConflict … returning, update, delete); this file owns what truly
  * differs: opening, serialising, transactions, rows-affected and migrations.
+ * MySQL/MariaDB (./mysql.ts) lacks RETURNING and ON CONFLICT: the repositories
+ * call its few statement hooks where they would use them.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
@@ -25,8 +27,23 @@ export type KitTables = typeof sqliteSchema;
 
 export const MIGRATIONS_TABLE = '__store_app_migrations';
 // src/storage and dist/storage are both two levels below the package root.
-const MIGRATIONS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+export const MIGRATIONS_ROOT = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'migrations',
+);
 const DB_HINT = `check that the database in ${DATABASE_URL_SETTING} is reachable and migrated (\`npx store-app migrate\`)`;
+
+export interface TransactionOptions {
+  /**
+   * Run `fn` again (a bounded number of times) when the database picked this
+   * transaction as a deadlock victim or a lock wait timed out (MySQL). Only
+   * for the kit's own transactions, whose work is safe to repeat after a full
+   * rollback; the app's `storage.transaction` is never re-run behind its back.
+   */
+  retryOnLockConflict?: boolean;
+}
 
 export interface DialectAdapter {
   readonly dialect: Dialect;
@@ -39,13 +56,14 @@ export interface DialectAdapter {
    * StorageError naming `what`.
    */
   run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T>;
-  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Db) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Rows changed by an UPDATE/DELETE result of this driver. */
   affected(result: unknown): number;
   /**
    * After a committed purge: make the deleted rows of `tables` unreadable on
    * disk. SQLite (secure_delete is on for every connection) checkpoints the
-   * WAL and truncates it; Postgres VACUUMs the tables. Never throws: returns
+   * WAL and truncates it; Postgres VACUUMs the tables; MySQL rebuilds them
+   * (OPTIMIZE TABLE). Never throws: returns
    * false (and logs) when the step could not finish.
    */
   scrub(tables: readonly string[]): Promise<boolean>;
@@ -61,7 +79,7 @@ export interface AdapterOptions {
 }
 
 /** Turns a driver failure into a StorageError; leaves the kit's own errors alone. */
-function storageError(what: string, err: unknown): StoreAppError {
+export function storageError(what: string, err: unknown): StoreAppError {
   if (err instanceof StoreAppError) return err;
   // Drizzle's query error message lists the SQL parameters (ciphertexts, hashes):
   // keep only the driver error underneath, and name its code, not its text.
@@ -91,6 +109,35 @@ const NET_CODES = new Set([
 /** SQLite result codes (primary, extended ones start with these) that mean the database, not the statement, failed. */
 const SQLITE_UNAVAILABLE =
   /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL|NOMEM|CORRUPT|NOTADB)(_|$)/;
+/**
+ * mysql2 codes that mean the server or connection failed, or a lock conflict
+ * outlasted the retries (the caller may try again later), not the statement.
+ */
+const MYSQL_UNAVAILABLE = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  'ER_LOCK_DEADLOCK',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_SERVER_SHUTDOWN',
+  'ER_NORMAL_SHUTDOWN',
+  'ER_SHUTDOWN_COMPLETE',
+  'ER_CONNECTION_KILLED',
+  'ER_QUERY_INTERRUPTED',
+  'ER_CLIENT_INTERACTION_TIMEOUT',
+  'ER_OPTION_PREVENTS_STATEMENT',
+  'ER_CANT_LOCK',
+  'ER_DISK_FULL',
+  'ER_RECORD_FILE_FULL',
+  'ER_OUT_OF_RESOURCES',
+  'ER_OUTOFMEMORY',
+  'ER_HOST_IS_BLOCKED',
+]);
+/** mysql2 reports a closed pool or connection with plain errors that carry no code. */
+const MYSQL_CLOSED = /^(Pool is closed|Can't add new command when connection is in closed state)/;
 /** node-postgres reports a lost connection with plain errors that carry no code. */
 const PG_LOST_CONNECTION =
   /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;
@@ -106,9 +153,14 @@ export function isUnavailableError(err: unknown): boolean {
   const driver = 'params' in err && 'query' in err && err.cause instanceof Error ? err.cause : err;
   const code = (driver as { code?: unknown }).code;
   if (typeof code === 'string') {
-    return PG_CONNECTION_CODE.test(code) || NET_CODES.has(code) || SQLITE_UNAVAILABLE.test(code);
+    return (
+      PG_CONNECTION_CODE.test(code) ||
+      NET_CODES.has(code) ||
+      SQLITE_UNAVAILABLE.test(code) ||
+      MYSQL_UNAVAILABLE.has(code)
+    );
   }
-  return PG_LOST_CONNECTION.test(driver.message);
+  return PG_LOST_CONNECTION.test(driver.message) || MYSQL_CLOSED.test(driver.message);
 }
 
 function createMutex() {
@@ -155,20 +207,20 @@ function acquireFileLock(filename: string) {
  * back to the enclosing transaction, or to the base handle behind the lock,
  * instead of writing into whatever transaction runs on that connection next.
  */
-interface TxContext<T> {
+export interface TxContext<T> {
   tx: T;
   open: boolean;
   parent: TxContext<T> | undefined;
 }
 
-function activeTx<T>(store: AsyncLocalStorage<TxContext<T>>): TxContext<T> | undefined {
+export function activeTx<T>(store: AsyncLocalStorage<TxContext<T>>): TxContext<T> | undefined {
   let ctx = store.getStore();
   while (ctx && !ctx.open) ctx = ctx.parent;
   return ctx;
 }
 
 /** Runs `fn` in a new transaction context, closing it as soon as `fn` settles. */
-async function inTxContext<T, R>(
+export async function inTxContext<T, R>(
   store: AsyncLocalStorage<TxContext<T>>,
   tx: T,
   parent: TxContext<T> | undefined,
@@ -183,14 +235,18 @@ async function inTxContext<T, R>(
 }
 
 /** The npm package each dialect's driver comes from (optional peer dependencies). */
-export const DRIVER_PACKAGES = { sqlite: 'better-sqlite3', postgres: 'pg' } as const;
+export const DRIVER_PACKAGES = {
+  sqlite: 'better-sqlite3',
+  postgres: 'pg',
+  mysql: 'mysql2',
+} as const;
 
 /**
  * Imports a driver module, turning "the driver package is not installed" into
  * a DriverMissingError naming the package. Other failures (a native module
  * built for another Node version, a broken install) keep their own message.
  */
-async function importDriver<T>(dialect: Dialect, load: () => Promise<T>): Promise<T> {
+export async function importDriver<T>(dialect: Dialect, load: () => Promise<T>): Promise<T> {
   const pkg = DRIVER_PACKAGES[dialect];
   try {
     return await load();
@@ -238,9 +294,17 @@ export async function openAdapter(
   target: DatabaseTarget,
   options: AdapterOptions,
 ): Promise<DialectAdapter> {
-  return target.dialect === 'sqlite'
-    ? openSqlite(await loadSqliteDriver(), target.filename, options)
-    : openPostgres(await loadPostgresDriver(), target.url, options);
+  switch (target.dialect) {
+    case 'sqlite':
+      return openSqlite(await loadSqliteDriver(), target.filename, options);
+    case 'postgres':
+      return openPostgres(await loadPostgresDriver(), target.url, options);
+    case 'mysql': {
+      // Imported here, not at the top: only a MySQL app loads the MySQL code.
+      const { loadMysqlDriver, openMysql } = await import('./mysql.js');
+      return openMysql(await loadMysqlDriver(), target.url, options);
+    }
+  }
 }
 
 type SqliteDriver = Awaited<ReturnType<typeof loadSqliteDriver>>;

@@ -1,7 +1,7 @@
 /**
  * `createStorage()`: the kit's storage on a StorageAdapter (./contract.ts):
- * the built-in one (SQLite or Postgres, picked by `DATABASE_URL`) or the
- * app's own, sealed with token encryption (./sealed.ts). See ./types.ts.
+ * the built-in one (SQLite, Postgres or MySQL, picked by `DATABASE_URL`) or
+ * the app's own, sealed with token encryption (./sealed.ts). See ./types.ts.
  */
 import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
@@ -23,7 +23,8 @@ export { DATABASE_URL_SETTING, type DatabaseTarget, parseDatabaseUrl } from './u
 
 export interface StorageOptions {
   /**
-   * `file:./x.db`, a path, `:memory:` (SQLite) or `postgres://…` / `postgresql://…`.
+   * `file:./x.db`, a path, `:memory:` (SQLite), `postgres://…` / `postgresql://…` or
+   * `mysql://…` / `mariadb://…`.
    * The parent folder of a SQLite file is created. Ignored with `adapter`.
    * @default none (the kit passes `DATABASE_URL`, itself defaulting to `./data/store-app.db`)
    */
@@ -44,7 +45,7 @@ export interface StorageOptions {
    * @default true
    */
   migrate?: boolean;
-  /** Postgres pool settings (ignored for SQLite). */
+  /** Postgres and MySQL pool settings (ignored for SQLite). */
   pool?: {
     /**
      * Most connections open at once.
@@ -103,7 +104,10 @@ export async function openBuiltinAdapter(
  */
 export async function createStorage(options: StorageOptions): Promise<Storage> {
   if (options?.adapter === undefined && typeof options?.databaseUrl !== 'string') {
-    throw new ConfigError(DATABASE_URL_SETTING, 'is required (a SQLite path or a postgres:// URL)');
+    throw new ConfigError(
+      DATABASE_URL_SETTING,
+      'is required (a SQLite path, a postgres:// or a mysql:// URL)',
+    );
   }
   const keys =
     typeof options.encryptionKeys?.[0] === 'object'

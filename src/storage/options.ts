@@ -31,13 +31,14 @@ function reason(err: unknown): string {
 export const storageOptionsSchema = v.pipe(
   v.strictObject({
     /**
-     * SQLite (`file:./x.db`, a path, `:memory:`) or Postgres (`postgres://…`).
+     * SQLite (`file:./x.db`, a path, `:memory:`), Postgres (`postgres://…`) or MySQL /
+     * MariaDB (`mysql://…`, `mariadb://…`).
      * A malformed URL (`postgres//…`, an unknown scheme) fails the start.
      * @default process.env.DATABASE_URL, else './data/store-app.db'
      */
     databaseUrl: v.optional(
       v.pipe(
-        v.string('must be a SQLite path or a postgres:// URL.'),
+        v.string('must be a SQLite path, a postgres:// or a mysql:// URL.'),
         v.rawTransform(({ dataset, addIssue, NEVER }) => {
           try {
             return { url: dataset.value, target: parseDatabaseUrl(dataset.value) };
@@ -113,7 +114,7 @@ export const storageOptionsSchema = v.pipe(
      */
     migrate: v.optional(boolean(), true),
     /**
-     * Postgres pool settings (ignored for SQLite): `max`, the most connections
+     * Postgres / MySQL pool settings (ignored for SQLite): `max`, the most connections
      * open at once (default 10).
      */
     pool: v.optional(

@@ -6,6 +6,7 @@
 import { asc, eq, lte, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';
 import type { PendingPurgeRecord, PurgeOutboxAdapter } from './contract.js';
+import { mysqlInsertIfAbsent } from './mysql-statements.js';
 
 export function createPendingPurgeRepository(adapter: DialectAdapter): PurgeOutboxAdapter {
   const t = adapter.tables.pendingPurges;
@@ -20,12 +21,11 @@ export function createPendingPurgeRepository(adapter: DialectAdapter): PurgeOutb
   });
   return {
     async add({ eventId, storeId, eventAt }, now) {
-      await adapter.run('recording a pending purge', (db) =>
-        db
-          .insert(t)
-          .values({ eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now })
-          .onConflictDoNothing({ target: t.eventId }),
-      );
+      const values = { eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now };
+      await adapter.run('recording a pending purge', async (db) => {
+        if (adapter.dialect === 'mysql') await mysqlInsertIfAbsent(db, t, values, t.eventId);
+        else await db.insert(t).values(values).onConflictDoNothing({ target: t.eventId });
+      });
     },
 
     async due(now, limit) {

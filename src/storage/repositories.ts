@@ -18,6 +18,7 @@ import {
   or,
   sql,
 } from 'drizzle-orm';
+import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { ConfigError } from '../errors/index.js';
@@ -34,7 +35,15 @@ import type {
   StoredInstallation,
   WebhookAdapter,
 } from './contract.js';
+import { mysqlClaim, mysqlInsertIfAbsent, mysqlUpsert } from './mysql-statements.js';
 import type { AnyDrizzle, Dialect, StoreScopedTable } from './types.js';
+
+/**
+ * For the kit's own transactions: a deadlock victim is rolled back whole
+ * (effects and onPurge included), so running it again is what a redelivery
+ * or the outbox's next attempt would do anyway.
+ */
+const RETRY_LOCK_CONFLICTS = { retryOnLockConflict: true } as const;
 
 type InstallationRow = KitTables['installations']['$inferSelect'];
 
@@ -129,23 +138,27 @@ export function createInstallationRepository(adapter: DialectAdapter): {
     async save(storeId, tokens, meta) {
       const values = { ...toColumns(tokens), platformInstalledAt: meta.platformInstalledAt };
       const now = meta.now;
+      const insert = { storeId, ...values, installedAt: now, updatedAt: now, version: 1 };
+      const set = {
+        ...values,
+        installedAt: now,
+        updatedAt: now,
+        version: sql`${t.version} + 1`,
+        needsReauth: false,
+        refreshLeaseOwner: null,
+        refreshLeaseUntil: null,
+      };
+      if (adapter.dialect === 'mysql') {
+        // No RETURNING: write and re-read in one transaction (the row stays
+        // locked by the write, so the read sees this write, not a later one).
+        const row = await adapter.transaction(async () => {
+          await adapter.run('storing an installation', (db) => mysqlUpsert(db, t, insert, set));
+          return readRow(storeId);
+        }, RETRY_LOCK_CONFLICTS);
+        return toStored(row!);
+      }
       const rows = await adapter.run('storing an installation', (db) =>
-        db
-          .insert(t)
-          .values({ storeId, ...values, installedAt: now, updatedAt: now, version: 1 })
-          .onConflictDoUpdate({
-            target: t.storeId,
-            set: {
-              ...values,
-              installedAt: now,
-              updatedAt: now,
-              version: sql`${t.version} + 1`,
-              needsReauth: false,
-              refreshLeaseOwner: null,
-              refreshLeaseUntil: null,
-            },
-          })
-          .returning(),
+        db.insert(t).values(insert).onConflictDoUpdate({ target: t.storeId, set }).returning(),
       );
       return toStored(rows[0]!);
     },
@@ -205,7 +218,7 @@ export function createInstallationRepository(adapter: DialectAdapter): {
     },
 
     async complete(storeId, owner, tokens, now) {
-      const rows = await adapter.run('storing refreshed tokens', (db) =>
+      const update = (db: Db) =>
         db
           .update(t)
           .set({
@@ -215,9 +228,16 @@ export function createInstallationRepository(adapter: DialectAdapter): {
             refreshLeaseOwner: null,
             refreshLeaseUntil: null,
           })
-          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)))
-          .returning(),
-      );
+          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)));
+      if (adapter.dialect === 'mysql') {
+        // No RETURNING: update and re-read in one transaction (see save).
+        const row = await adapter.transaction(async () => {
+          const result = await adapter.run('storing refreshed tokens', update);
+          return adapter.affected(result) === 1 ? readRow(storeId) : undefined;
+        }, RETRY_LOCK_CONFLICTS);
+        return row ? toStored(row) : null;
+      }
+      const rows = await adapter.run('storing refreshed tokens', (db) => update(db).returning());
       return rows[0] ? toStored(rows[0]) : null;
     },
 
@@ -255,17 +275,20 @@ export function createWebhookRepository(
       return adapter.transaction(async (tx) => {
         // On Postgres a concurrent insert of the same id waits on the row lock
         // and, once the first commits, conflicts: exactly one runs the effects.
-        const inserted = await adapter.run('recording a webhook delivery', (db) =>
-          record(db).execute({ webhookId, topic, receivedAt }),
+        const values = { webhookId, topic, receivedAt };
+        const inserted = await adapter.run('recording a webhook delivery', async (db) =>
+          adapter.dialect === 'mysql'
+            ? mysqlInsertIfAbsent(db, t, values, t.webhookId)
+            : (await record(db).execute(values)).length === 1,
         );
-        if (inserted.length === 0) return { duplicate: true } as const;
+        if (!inserted) return { duplicate: true } as const;
         // The outbox write joins this transaction (adapter.run follows it).
         const result = await effects({
           tx,
           addPendingPurge: (entry) => outbox.add(entry, receivedAt),
         });
         return { duplicate: false, result } as const;
-      });
+      }, RETRY_LOCK_CONFLICTS);
     },
 
     async prune(before) {
@@ -308,11 +331,19 @@ export function createClaims(adapter: DialectAdapter): StorageAdapter['claimOnce
     // claim expired is taken over; an unexpired claim updates nothing and
     // returns no row. Concurrent claimers of one id conflict on the primary
     // key, so exactly one of them gets a row back.
-    const rows = await adapter.run('claiming an id', (db) =>
-      // A placeholder in a comparison gets no column encoding: encode `now` here.
-      claim(db).execute({ namespace, id, expiresAt, now: t.expiresAt.mapToDriverValue(now) }),
+    return adapter.run('claiming an id', async (db) =>
+      adapter.dialect === 'mysql'
+        ? mysqlClaim(db, t, { namespace, id, expiresAt }, now)
+        : // A placeholder in a comparison gets no column encoding: encode `now` here.
+          (
+            await claim(db).execute({
+              namespace,
+              id,
+              expiresAt,
+              now: t.expiresAt.mapToDriverValue(now),
+            })
+          ).length === 1,
     );
-    return rows.length === 1;
   };
 }
 
@@ -332,6 +363,12 @@ const KIT_TABLES = new Set([
   'store_app_pending_purges',
 ]);
 
+const TABLE_KINDS = {
+  sqlite: [SQLiteTable, 'sqliteTable'],
+  postgres: [PgTable, 'pgTable'],
+  mysql: [MySqlTable, 'mysqlTable'],
+} as const;
+
 /**
  * Checks the app's store-scoped tables once at start: each must be a Drizzle
  * table of the active dialect with a column whose SQL name is `store_id`.
@@ -343,11 +380,11 @@ export function validateStoreScopedTables(
 ): ScopedTable[] {
   const seen = new Set<string>();
   return tables.map((table, i) => {
-    const expected = dialect === 'sqlite' ? SQLiteTable : PgTable;
+    const [expected, builder] = TABLE_KINDS[dialect];
     if (!is(table, expected)) {
       throw new ConfigError(
         setting,
-        `entry #${i + 1} is not a Drizzle ${dialect === 'sqlite' ? 'sqliteTable' : 'pgTable'}; ` +
+        `entry #${i + 1} is not a Drizzle ${builder}; ` +
           `DATABASE_URL selects ${dialect}, so declare the app's tables with that dialect`,
       );
     }
@@ -421,7 +458,7 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
           })
           .from(t.installations)
           .where(eq(t.installations.storeId, storeId));
-        return adapter.dialect === 'postgres'
+        return adapter.dialect !== 'sqlite'
           ? (query as unknown as { for(strength: 'update'): typeof query }).for('update')
           : query;
       });
@@ -483,6 +520,6 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
           .values({ storeId, purgedAt: options.now, eventAt: before ?? null, counts }),
       );
       return { purged: true, counts };
-    });
+    }, RETRY_LOCK_CONFLICTS);
   }
 }

@@ -6,6 +6,7 @@
 import { and, eq, gt, lte } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';
 import type { SessionAdapter } from './contract.js';
+import { mysqlUpsert } from './mysql-statements.js';
 
 export function createSessionRepository(adapter: DialectAdapter): SessionAdapter {
   const t = adapter.tables.sessions;
@@ -30,12 +31,16 @@ export function createSessionRepository(adapter: DialectAdapter): SessionAdapter
 
     async set(sid, record) {
       const values = { storeId: record.storeId, data: record.data, expiresAt: record.expiresAt };
-      await adapter.run('storing a session', (db) =>
-        db
-          .insert(t)
-          .values({ sid, ...values })
-          .onConflictDoUpdate({ target: t.sid, set: values }),
-      );
+      await adapter.run('storing a session', async (db) => {
+        if (adapter.dialect === 'mysql') {
+          await mysqlUpsert(db, t, { sid, ...values }, values);
+        } else {
+          await db
+            .insert(t)
+            .values({ sid, ...values })
+            .onConflictDoUpdate({ target: t.sid, set: values });
+        }
+      });
     },
 
     async touch(sid, record) {

@@ -15,7 +15,7 @@ import type { PendingPurgeEntry, PendingPurgeRecord, PurgeResult } from './contr
 
 export type { PurgeCounts, PurgeResult } from './contract.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type Dialect = 'sqlite' | 'postgres' | 'mysql';
 
 /** One merchant store's installation of this app, tokens decrypted. */
 export interface Installation {

@@ -9,10 +9,13 @@ export const DEFAULT_DATABASE_URL = './data/store-app.db';
 
 export type DatabaseTarget =
   | { dialect: Extract<Dialect, 'sqlite'> /** Absolute path, or ':memory:'. */; filename: string }
-  | { dialect: Extract<Dialect, 'postgres'>; url: string };
+  | { dialect: Extract<Dialect, 'postgres'>; url: string }
+  /** `url` is always `mysql://` (a `mariadb://` URL is rewritten; the protocol is the same). */
+  | { dialect: Extract<Dialect, 'mysql'>; url: string };
 
 /**
  * Reads a `DATABASE_URL`: `postgres://…` / `postgresql://…` for Postgres;
+ * `mysql://…` / `mariadb://…` (with a host and a database) for MySQL/MariaDB;
  * `file:./x.db`, `file:///abs/x.db`, a plain path or `:memory:` for SQLite.
  * Anything else (another scheme, a malformed postgres URL such as
  * `postgres//host/db`, a connection string without its scheme, empty) is a
@@ -33,6 +36,9 @@ export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): D
       throw new ConfigError(setting, 'is not a valid postgres:// URL');
     }
     return { dialect: 'postgres', url: value };
+  }
+  if (/^(mysql|mariadb):\/\//i.test(value)) {
+    return { dialect: 'mysql', url: parseMysqlUrl(value, setting) };
   }
   if (value === ':memory:' || value === 'file::memory:') {
     return { dialect: 'sqlite', filename: ':memory:' };
@@ -61,13 +67,46 @@ export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): D
       'looks like a Postgres connection string but is not a postgres:// URL; use `postgres://user:password@host:5432/database`, or a SQLite path such as `file:./data/app.db`',
     );
   }
+  if (/^(mysql|mariadb)(:|\/\/)/i.test(value)) {
+    throw new ConfigError(
+      setting,
+      'looks like a MySQL connection string but is not a mysql:// URL; use `mysql://user:password@host:3306/database`',
+    );
+  }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(value)?.[1];
   if (scheme !== undefined && !/^[a-z]:[\\/]/i.test(value)) {
     // Name only the scheme: the rest of a URL may hold a password.
     throw new ConfigError(
       setting,
-      `scheme "${scheme.slice(0, 32)}:" is not supported; use \`postgres://…\` or a SQLite path (\`file:./app.db\`)`,
+      `scheme "${scheme.slice(0, 32)}:" is not supported; use \`postgres://…\`, \`mysql://…\` or a SQLite path (\`file:./app.db\`)`,
     );
   }
   return { dialect: 'sqlite', filename: isAbsolute(value) ? value : resolve(value) };
+}
+
+/**
+ * Checks a `mysql://` / `mariadb://` URL and returns it as `mysql://`. The
+ * messages never quote the URL: it may hold a password.
+ */
+function parseMysqlUrl(value: string, setting: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(
+      setting,
+      'is not a valid mysql:// URL; use `mysql://user:password@host:3306/database`',
+    );
+  }
+  if (url.hostname === '') {
+    throw new ConfigError(setting, 'names no host; use `mysql://user:password@host:3306/database`');
+  }
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (database === '' || database.includes('/')) {
+    throw new ConfigError(
+      setting,
+      'names no database (or more than one path segment); use `mysql://user:password@host:3306/database`',
+    );
+  }
+  return `mysql://${value.slice(value.indexOf('://') + 3)}`;
 }

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { generateKey, parseEncryptionKeys } from '../../src/crypto/index.js';
 import { createStorage } from '../../src/storage/index.js';
+import { SERVERS } from '../helpers/databases.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -79,8 +80,30 @@ describe('store-app CLI', () => {
     expect((await cli(['migrate'], { DATABASE_URL: file })).code).toBe(0);
   });
 
+  for (const server of SERVERS) {
+    it(`migrate creates the tables on ${server.label}; a second run succeeds too`, async () => {
+      const db = await server.create('sak_cli');
+      try {
+        const url = server.dialect === 'mysql' ? db.url.replace(/^mysql:/, 'mariadb:') : db.url;
+        const first = await cli(['migrate', '--database-url', url]);
+        expect(first.code, first.stderr).toBe(0);
+        expect(first.stdout).toContain(`(${server.dialect})`);
+        expect((await cli(['migrate'], { DATABASE_URL: url })).code).toBe(0);
+        const tables = await db.rows<{ name: string }>(
+          server.dialect === 'mysql'
+            ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'store_app_%'"
+            : "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'store_app_%'",
+        );
+        expect(tables.map((t) => t.name)).toContain('store_app_installations');
+        expect(tables.map((t) => t.name)).toContain('store_app_pending_purges');
+      } finally {
+        await db.drop();
+      }
+    });
+  }
+
   it('failures exit 1 with the message and no stack', async () => {
-    const r = await cli(['migrate'], { DATABASE_URL: 'mysql://x@y/z' });
+    const r = await cli(['migrate'], { DATABASE_URL: 'mongodb://x@y/z' });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('DATABASE_URL');
     expect(r.stderr).not.toMatch(/\n\s+at /);

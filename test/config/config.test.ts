@@ -300,13 +300,16 @@ describe('DATABASE_URL', () => {
     'postgres:/db.example.com/app',
     'postgresql:db.example.com',
     'user:pw@db.example.com:5432/app',
-    'mysql://db.example.com/app',
+    'mysql://db.example.com',
+    'mysql:/db.example.com/app',
+    'mongodb://db.example.com/app',
     'sqlite:./app.db',
   ])('%s fails at start naming DATABASE_URL, never a SQLite file', (url) => {
     const err = problem(() => resolveConfig({}, { ...ENV, DATABASE_URL: url }));
     expect(err.code).toBe(CONFIG_INVALID);
     expect(err.setting).toBe('DATABASE_URL');
-    expect(err.message).toMatch(/postgres:\/\//);
+    // The fix names the URL form to use.
+    expect(err.message).toMatch(url.startsWith('mysql') ? /mysql:\/\// : /postgres:\/\//);
     // The password part of a URL never reaches the message.
     expect(err.message).not.toContain('pw@');
   });

@@ -18,6 +18,7 @@ import {
   startInstance,
   startProxy,
 } from '../fixtures/instances.js';
+import type { ServerKind } from '../helpers/databases.js';
 import { Browser } from '../install/harness.js';
 
 export const CRASH_RUNS = Math.max(1, Number(process.env['CRASH_RUNS'] ?? 5) || 5);
@@ -357,5 +358,29 @@ export function traffic(env: CrashEnv, storeId: string, browser: Browser) {
       if (res.status === 200) effects.push(id);
       return res.status;
     },
+  };
+}
+
+/** A database on a server (Postgres, MariaDB) and its Reader. */
+export async function serverReader(kind: ServerKind, prefix: string) {
+  const db = await kind.create(prefix);
+  return {
+    url: db.url,
+    reader: {
+      count: (table: string, storeId: string) =>
+        db.one(`SELECT count(*) AS n FROM ${table} WHERE store_id = ?`, [storeId]),
+      effects: (webhookId: string) =>
+        db.one('SELECT count(*) AS n FROM webhook_effects WHERE webhook_id = ?', [webhookId]),
+      async version(storeId: string) {
+        const rows = await db.rows<{ version: number }>(
+          'SELECT version FROM store_app_installations WHERE store_id = ?',
+          [storeId],
+        );
+        return rows[0]?.version ?? 0;
+      },
+      // The probe connection closes with drop().
+      close: async () => undefined,
+    } satisfies Reader,
+    drop: () => db.drop(),
   };
 }

@@ -6,7 +6,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { createTempDatabase } from '../helpers/postgres.js';
+import { SERVERS } from '../helpers/databases.js';
 import { run } from '../helpers/run.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -32,7 +32,7 @@ it('templates/express type-checks against the kit', { timeout: 120_000 }, async 
   expect(tsc.status, tsc.stdout).toBe(0);
 });
 
-/** The template's own suite (install, routes, uninstall purge) on both dialects. */
+/** The template's own suite (install, routes, uninstall purge) on each database. */
 function runTemplateTests(env: NodeJS.ProcessEnv) {
   return run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run'], {
     cwd: join(root, 'templates/express'),
@@ -46,14 +46,16 @@ it('templates/express passes its tests on SQLite', { timeout: 120_000 }, async (
   expect(r.status, r.out).toBe(0);
 });
 
-it('templates/express passes its tests on Postgres (one DATABASE_URL change)', {
-  timeout: 120_000,
-}, async () => {
-  const db = await createTempDatabase();
-  try {
-    const r = await runTemplateTests({ TEST_DATABASE_URL: db.url });
-    expect(r.status, r.out).toBe(0);
-  } finally {
-    await db.drop();
-  }
-});
+for (const server of SERVERS) {
+  it(`templates/express passes its tests on ${server.label} (one DATABASE_URL change)`, {
+    timeout: 120_000,
+  }, async () => {
+    const db = await server.create('sak_tpl');
+    try {
+      const r = await runTemplateTests({ TEST_DATABASE_URL: db.url });
+      expect(r.status, r.out).toBe(0);
+    } finally {
+      await db.drop();
+    }
+  });
+}

@@ -7,25 +7,24 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
-import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
+import { SERVERS, type ServerDatabase } from '../helpers/databases.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-faults-kit-'));
-let pgDb: TempDatabase | undefined;
+let serverDb: ServerDatabase | undefined;
 let h: Harness;
 let purges: (storeId: string) => Promise<number>;
 
 afterAll(async () => {
-  await pgDb?.drop();
+  await serverDb?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 const PURGES = 'select counts from store_app_purge_audit where store_id = ?';
 
-describe.each(['sqlite', 'postgres'] as const)('kit under faults on %s', (dialect) => {
+describe.each(['sqlite', ...SERVERS.map((s) => s.dialect)])('kit under faults on %s', (dialect) => {
   beforeAll(async () => {
     let databaseUrl: string;
     if (dialect === 'sqlite') {
@@ -40,17 +39,11 @@ describe.each(['sqlite', 'postgres'] as const)('kit under faults on %s', (dialec
         }
       };
     } else {
-      pgDb = await createTempDatabase('sak_faults');
-      databaseUrl = pgDb.url;
-      purges = async (storeId) => {
-        const client = new pg.Client({ connectionString: databaseUrl });
-        await client.connect();
-        try {
-          return (await client.query(PURGES.replace('?', '$1'), [storeId])).rowCount ?? 0;
-        } finally {
-          await client.end();
-        }
-      };
+      await serverDb?.drop();
+      const db = await SERVERS.find((s) => s.dialect === dialect)!.create('sak_faults');
+      serverDb = db;
+      databaseUrl = db.url;
+      purges = async (storeId) => (await db.rows(PURGES, [storeId])).length;
     }
     h = await startHarness({
       databaseUrl,

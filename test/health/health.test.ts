@@ -15,13 +15,16 @@ import { ConfigError } from '../../src/errors/index.js';
 import { createHealthCheck, HEALTH_DB_TIMEOUT, type HealthReport } from '../../src/health/index.js';
 import { createStorage } from '../../src/storage/index.js';
 import type { PendingPurge } from '../../src/storage/types.js';
+import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-health-'));
 let pg: TempDatabase | undefined;
+let maria: TempDatabase | undefined;
 afterAll(async () => {
   await pg?.drop();
+  await maria?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 afterEach(() => {
@@ -188,6 +191,13 @@ describe('createHealthCheck', () => {
       async () => {
         pg = await createTempDatabase('sak_health');
         return pg.url;
+      },
+    ],
+    [
+      'MariaDB',
+      async () => {
+        maria = await createTempMysqlDatabase('sak_health');
+        return maria.url;
       },
     ],
   ])('answers 503 with only an error code when the %s database is closed', async (_name, url) => {

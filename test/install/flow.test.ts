@@ -1,29 +1,34 @@
 /**
  * The full install over real sockets: app on one port, local platform on
  * another, a cookie-jar browser in between. Runs on a SQLite file and on
- * the real Postgres.
+ * the real Postgres and MariaDB.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, SCOPES, startHarness } from './harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-install-'));
 let pg: TempDatabase;
+let maria: TempDatabase;
 
 beforeAll(async () => {
   pg = await createTempDatabase('sak_install');
+  maria = await createTempMysqlDatabase('sak_install');
 });
 afterAll(async () => {
   await pg?.drop();
+  await maria?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe.each([
   ['sqlite', () => join(dir, 'flow.db')],
   ['postgres', () => pg.url],
+  ['mariadb', () => maria.url],
 ])('full install on %s', (_dialect, databaseUrl) => {
   let h: Harness;
   beforeAll(async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { run } from '../helpers/run.js';
 
@@ -17,9 +18,11 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hook = join(root, 'test', 'packaging', 'record-imports.mjs');
 const work = mkdtempSync(join(tmpdir(), 'import-graph-'));
 let pgDb: TempDatabase | undefined;
+let myDb: TempDatabase | undefined;
 afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
   await pgDb?.drop();
+  await myDb?.drop();
 });
 let n = 0;
 
@@ -49,11 +52,14 @@ describe('main entry import graph', () => {
     expect(r.urls.some((u) => u.startsWith(`${dist}/index.js`))).toBe(true);
     expect(loaded(r.urls, 'pg')).toBe(false);
     expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
+    expect(loaded(r.urls, 'mysql2')).toBe(false);
     expect(r.urls.filter((u) => u.startsWith(`${dist}/platform/`))).toEqual([]);
     expect(r.urls.some((u) => u.includes('drizzle-orm/node-postgres'))).toBe(false);
     // vitest is an optional peer of store-app-kit/testing only.
     expect(loaded(r.urls, 'vitest')).toBe(false);
     expect(r.urls.filter((u) => u.startsWith(`${dist}/testing/`))).toEqual([]);
+    expect(r.urls.some((u) => u.includes('drizzle-orm/mysql2'))).toBe(false);
+    expect(r.urls).not.toContain(`${dist}/storage/mysql.js`);
   });
 
   it('store-app-kit/storage (for adapter authors) loads no driver, no Drizzle and no vitest', async () => {
@@ -105,6 +111,7 @@ describe('main entry import graph', () => {
     expect(r.stdout.trim()).toBe('sqlite');
     expect(loaded(r.urls, 'better-sqlite3')).toBe(true);
     expect(loaded(r.urls, 'pg')).toBe(false);
+    expect(loaded(r.urls, 'mysql2')).toBe(false);
   });
 
   it('a Postgres database loads pg and never better-sqlite3', async () => {
@@ -120,6 +127,23 @@ describe('main entry import graph', () => {
     expect(r.stdout.trim()).toBe('postgres');
     expect(loaded(r.urls, 'pg')).toBe(true);
     expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
+    expect(loaded(r.urls, 'mysql2')).toBe(false);
+  });
+
+  it('a MySQL/MariaDB database loads mysql2 and neither pg nor better-sqlite3', async () => {
+    myDb = await createTempMysqlDatabase('import_graph');
+    const url = myDb.url.replace(/^mysql:/, 'mariadb:');
+    const r = await runNode(
+      `const { createStorage } = await import('${dist}/storage/index.js');
+       const { generateKey } = await import('${dist}/crypto/index.js');
+       const s = await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] });
+       await s.close(); console.log(s.dialect);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('mysql');
+    expect(loaded(r.urls, 'mysql2')).toBe(true);
+    expect(loaded(r.urls, 'pg')).toBe(false);
+    expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
   });
 });
 
@@ -127,6 +151,7 @@ describe('missing driver', () => {
   for (const [dialect, pkg, url] of [
     ['postgres', 'pg', 'postgres://127.0.0.1:5432/none'],
     ['sqlite', 'better-sqlite3', join(work, 'missing.db')],
+    ['mysql', 'mysql2', 'mysql://app:s3cretpw@127.0.0.1:3306/none'],
   ] as const) {
     it(`a ${dialect} DATABASE_URL without ${pkg} installed fails at start naming the package`, async () => {
       const r = await runNode(
@@ -142,6 +167,7 @@ describe('missing driver', () => {
       expect(out.pkg).toBe(pkg);
       expect(out.message).toContain(`npm install ${pkg}`);
       expect(out.message).toContain('DATABASE_URL');
+      expect(out.message).not.toContain('s3cretpw');
     });
   }
 });

@@ -1,10 +1,11 @@
 /**
- * One purge suite, run on a SQLite file and on the real Postgres: the purge
+ * One purge suite, run on a SQLite file, the real Postgres and MariaDB: the purge
  * through `kit.purge` and through the `app.uninstalled` receiver, with
  * failures injected by a database trigger.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { mysqlTable, text as myText } from 'drizzle-orm/mysql-core';
 import { pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import request from 'supertest';
@@ -27,6 +28,12 @@ import {
 const KIT_TABLES = ['store_app_installations', 'store_app_sessions'];
 
 export function definePurgeSuite(dialect: Dialect): void {
+  const tableOf = (name: string, column: string) =>
+    ({
+      sqlite: () => sqliteTable(name, { [column]: text(column) }),
+      postgres: () => pgTable(name, { [column]: pgText(column) }),
+      mysql: () => mysqlTable(name, { [column]: myText(column) }),
+    })[dialect]();
   let t: TestDb;
   const secret = newSecret();
 
@@ -75,6 +82,10 @@ export function definePurgeSuite(dialect: Dialect): void {
       await t.exec(
         "CREATE TRIGGER fail_purge BEFORE DELETE ON app_settings BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
       );
+    } else if (dialect === 'mysql') {
+      await t.exec(
+        "CREATE TRIGGER fail_purge BEFORE DELETE ON app_settings FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'",
+      );
     } else {
       await t.exec(
         "CREATE OR REPLACE FUNCTION fail_purge() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$ LANGUAGE plpgsql",
@@ -86,7 +97,9 @@ export function definePurgeSuite(dialect: Dialect): void {
   }
   const removeFailure = () =>
     t.exec(
-      dialect === 'sqlite' ? 'DROP TRIGGER fail_purge' : 'DROP TRIGGER fail_purge ON app_settings',
+      dialect === 'postgres'
+        ? 'DROP TRIGGER fail_purge ON app_settings'
+        : 'DROP TRIGGER fail_purge',
     );
 
   describe('kit.purge', () => {
@@ -123,7 +136,12 @@ export function definePurgeSuite(dialect: Dialect): void {
       await purge(storeId);
       const db: AnyDrizzle = t.storage.db;
       const q = sql`SELECT counts FROM store_app_purge_audit WHERE store_id = ${storeId}`;
-      const rows = dialect === 'sqlite' ? db.all(q) : (await db.execute(q)).rows;
+      const rows =
+        dialect === 'sqlite'
+          ? db.all(q)
+          : dialect === 'mysql'
+            ? (await db.execute(q))[0]
+            : (await db.execute(q)).rows;
       expect(rows).toHaveLength(1);
       const counts = rows[0].counts;
       const text = typeof counts === 'string' ? counts : JSON.stringify(counts);
@@ -160,18 +178,12 @@ export function definePurgeSuite(dialect: Dialect): void {
         }
         return 'no error';
       };
-      const noStore =
-        dialect === 'sqlite'
-          ? sqliteTable('no_store', { id: text('id') })
-          : pgTable('no_store', { id: pgText('id') });
+      const noStore = tableOf('no_store', 'id');
       const other =
         dialect === 'sqlite'
           ? pgTable('x', { storeId: pgText('store_id') })
           : sqliteTable('x', { storeId: text('store_id') });
-      const kit =
-        dialect === 'sqlite'
-          ? sqliteTable('store_app_installations', { storeId: text('store_id') })
-          : pgTable('store_app_installations', { storeId: pgText('store_id') });
+      const kit = tableOf('store_app_installations', 'store_id');
       for (const tables of [[noStore], [other], [kit], [t.tables[0], t.tables[0]], [{}]]) {
         expect(code(() => resolvePurgeAppOptions({ storeScopedTables: tables }, dialect))).toBe(
           CONFIG_INVALID,

@@ -1,6 +1,6 @@
 /**
  * Exactly one refresh across processes: app processes share one database
- * (a SQLite file, then Postgres); the platform's clock is moved past the
+ * (a SQLite file, then Postgres and MariaDB); the platform's clock is moved past the
  * token's expiry; 200 requests through authenticated() spread over the
  * processes. Workers import the built dist/ (run `npm run build` first).
  */
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSessionTokens } from '../../src/authenticated/session-token.js';
 import { createFixture, type Fixture } from '../client/setup.js';
-import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
+import { SERVERS } from '../helpers/databases.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const workerPath = join(here, 'fixtures', 'worker.mjs');
@@ -116,14 +116,16 @@ describe('one refresh across processes', () => {
     await run(fx, 4, 200);
   }, 60_000);
 
-  it('2 processes sharing Postgres, 200 requests', async () => {
-    const db: TempDatabase = await createTempDatabase('sak_refresh');
-    cleanups.push(() => db.drop());
-    const fx = await createFixture({
-      databaseUrl: db.url,
-      rateLimit: { concurrent: 500, perMinute: 100_000 },
-    });
-    cleanups.push(() => fx.close());
-    await run(fx, 2, 200);
-  }, 60_000);
+  for (const server of SERVERS) {
+    it(`2 processes sharing ${server.label}, 200 requests`, async () => {
+      const db = await server.create('sak_refresh');
+      cleanups.push(() => db.drop());
+      const fx = await createFixture({
+        databaseUrl: db.url,
+        rateLimit: { concurrent: 500, perMinute: 100_000 },
+      });
+      cleanups.push(() => fx.close());
+      await run(fx, 2, 200);
+    }, 60_000);
+  }
 });

@@ -21,24 +21,37 @@ describe('parseDatabaseUrl', () => {
     ['file:///tmp/x.db', { dialect: 'sqlite', filename: '/tmp/x.db' }],
     ['./data/store-app.db', { dialect: 'sqlite', filename: resolve('data/store-app.db') }],
     ['/abs/app.db', { dialect: 'sqlite', filename: '/abs/app.db' }],
+    ['mysql://u:p@h:3306/db', { dialect: 'mysql', url: 'mysql://u:p@h:3306/db' }],
+    ['MariaDB://u@h/db?ssl=true', { dialect: 'mysql', url: 'mysql://u@h/db?ssl=true' }],
   ])('%s', (url, expected) => {
     expect(parseDatabaseUrl(url)).toEqual(expected);
   });
 
-  it.each(['', '   ', 'mysql://root:hunter2@db/app', 'file:', 'http://example.com/db'])(
-    'refuses %j naming DATABASE_URL and never echoing a password',
-    (url) => {
-      let err: unknown;
-      try {
-        parseDatabaseUrl(url);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).setting).toBe('DATABASE_URL');
-      expect((err as Error).message).not.toContain('hunter2');
-    },
-  );
+  it.each([
+    '',
+    '   ',
+    'mongodb://root:hunter2@db/app',
+    'file:',
+    'http://example.com/db',
+    // MySQL URLs missing a part, or not URLs at all:
+    'mysql://root:hunter2@db',
+    'mysql://root:hunter2@db/',
+    'mysql://root:hunter2@db/a/b',
+    'mariadb://root:hunter2@:3306/app',
+    'mysql://root:hunter2@db:99999/app',
+    'mysql//root:hunter2@db/app',
+    'mariadb:root:hunter2@db/app',
+  ])('refuses %j naming DATABASE_URL and never echoing a password', (url) => {
+    let err: unknown;
+    try {
+      parseDatabaseUrl(url);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).setting).toBe('DATABASE_URL');
+    expect((err as Error).message).not.toContain('hunter2');
+  });
 });
 
 describe('storage failures are typed', () => {

@@ -7,7 +7,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { createStorage } from '../../src/storage/index.js';
-import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
+import { SERVERS } from '../helpers/databases.js';
+import type { TempDatabase } from '../helpers/postgres.js';
 
 const run = promisify(execFile);
 const TSX = resolve('node_modules/.bin/tsx');
@@ -42,18 +43,23 @@ async function race(databaseUrl: string) {
   );
   const count = sql`select count(*) as n, count(distinct webhook_id) as d from app_effects`;
   const rows =
-    storage.dialect === 'sqlite' ? storage.db.all(count) : (await storage.db.execute(count)).rows;
+    storage.dialect === 'sqlite'
+      ? storage.db.all(count)
+      : storage.dialect === 'mysql'
+        ? (await storage.db.execute(count))[0]
+        : (await storage.db.execute(count)).rows;
   await storage.close();
   return { results, total: Number(rows[0].n), distinct: Number(rows[0].d) };
 }
 
 describe('several processes on one database', () => {
-  it.each(['sqlite', 'postgres'] as const)(
+  it.each(['sqlite', ...SERVERS.map((s) => s.dialect)])(
     '%s: each webhook id runs once in all, each id is claimed once, and one process wins the lease',
     async (dialect) => {
       let url = join(dir, 'shared.db');
-      if (dialect === 'postgres') {
-        const d = await createTempDatabase('sak_multi');
+      const server = SERVERS.find((s) => s.dialect === dialect);
+      if (server) {
+        const d = await server.create('sak_multi');
         databases.push(d);
         url = d.url;
       }

@@ -1,12 +1,18 @@
 /**
  * The kit's own storage behaviour on the built-in dialects, run on a SQLite
- * file and on Postgres: token encryption above the adapter, app tables in
- * purges and transactions, the express-session store. The adapter contract
+ * file, Postgres and MariaDB: token encryption above the adapter, app tables
+ * in purges and transactions, the express-session store. The adapter contract
  * itself is the conformance suite (src/testing, run by ./conformance.test.ts).
  * `open` gives a fresh migrated Storage on the same database each call.
  */
 
 import { eq, sql } from 'drizzle-orm';
+import {
+  int as myInt,
+  mysqlTable,
+  text as myText,
+  varchar as myVarchar,
+} from 'drizzle-orm/mysql-core';
 import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import express from 'express';
@@ -16,11 +22,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { StoreAppError } from '../../src/errors/index.js';
 import type { Storage, TokenSet } from '../../src/storage/index.js';
+import { purgeAudit as mysqlAudit } from '../../src/storage/schema/mysql.js';
 import { purgeAudit as pgAudit } from '../../src/storage/schema/postgres.js';
 import { purgeAudit as sqliteAudit } from '../../src/storage/schema/sqlite.js';
 
 export interface SuiteContext {
-  dialect: 'sqlite' | 'postgres';
+  dialect: 'sqlite' | 'postgres' | 'mysql';
   /** Opens a storage on the suite's database (migrated). */
   open(keys?: readonly string[]): Promise<Storage>;
 }
@@ -46,6 +53,47 @@ const pgTags = pgTable('app_tags', {
   tag: pgText('tag').notNull(),
 });
 
+const mysqlNotes = mysqlTable('app_notes', {
+  id: myInt('id').primaryKey().autoincrement(),
+  shop: myVarchar('store_id', { length: 255 }).notNull(),
+  body: myText('body').notNull(),
+});
+const mysqlTags = mysqlTable('app_tags', {
+  id: myInt('id').primaryKey().autoincrement(),
+  storeId: myVarchar('store_id', { length: 255 }).notNull(),
+  tag: myText('tag').notNull(),
+});
+
+const APP_TABLES = {
+  sqlite: {
+    notes: sqliteNotes,
+    tags: sqliteTags,
+    audit: sqliteAudit,
+    ddl: [
+      'CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS app_tags (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, tag TEXT NOT NULL)',
+    ],
+  },
+  postgres: {
+    notes: pgNotes,
+    tags: pgTags,
+    audit: pgAudit,
+    ddl: [
+      'CREATE TABLE IF NOT EXISTS app_notes (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, body text NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS app_tags (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, tag text NOT NULL)',
+    ],
+  },
+  mysql: {
+    notes: mysqlNotes,
+    tags: mysqlTags,
+    audit: mysqlAudit,
+    ddl: [
+      'CREATE TABLE IF NOT EXISTS app_notes (id int AUTO_INCREMENT PRIMARY KEY, store_id varchar(255) NOT NULL, body text NOT NULL, KEY (store_id))',
+      'CREATE TABLE IF NOT EXISTS app_tags (id int AUTO_INCREMENT PRIMARY KEY, store_id varchar(255) NOT NULL, tag text NOT NULL, KEY (store_id))',
+    ],
+  },
+} as const;
+
 let counter = 0;
 const uniqueStore = (label: string) => `${label}-${Date.now().toString(36)}-${++counter}`;
 
@@ -67,19 +115,8 @@ export function defineStorageSuite(ctx: SuiteContext) {
 
   beforeAll(async () => {
     storage = await ctx.open();
-    notes = ctx.dialect === 'sqlite' ? sqliteNotes : pgNotes;
-    tags = ctx.dialect === 'sqlite' ? sqliteTags : pgTags;
-    const ddl =
-      ctx.dialect === 'sqlite'
-        ? [
-            'CREATE TABLE IF NOT EXISTS app_notes (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, body TEXT NOT NULL)',
-            'CREATE TABLE IF NOT EXISTS app_tags (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, tag TEXT NOT NULL)',
-          ]
-        : [
-            'CREATE TABLE IF NOT EXISTS app_notes (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, body text NOT NULL)',
-            'CREATE TABLE IF NOT EXISTS app_tags (id integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY, store_id text NOT NULL, tag text NOT NULL)',
-          ];
-    for (const stmt of ddl) {
+    ({ notes, tags } = APP_TABLES[ctx.dialect]);
+    for (const stmt of APP_TABLES[ctx.dialect].ddl) {
       if (ctx.dialect === 'sqlite') storage.db.run(sql.raw(stmt));
       else await storage.db.execute(sql.raw(stmt));
     }
@@ -162,7 +199,11 @@ export function defineStorageSuite(ctx: SuiteContext) {
   async function countRows(table: string, storeId: string): Promise<number> {
     const stmt = sql`select count(*) as n from ${sql.identifier(table)} where store_id = ${storeId}`;
     const rows =
-      ctx.dialect === 'sqlite' ? storage.db.all(stmt) : (await storage.db.execute(stmt)).rows;
+      ctx.dialect === 'sqlite'
+        ? storage.db.all(stmt)
+        : ctx.dialect === 'mysql'
+          ? (await storage.db.execute(stmt))[0]
+          : (await storage.db.execute(stmt)).rows;
     return Number(rows[0].n);
   }
 
@@ -174,7 +215,11 @@ export function defineStorageSuite(ctx: SuiteContext) {
         { shop: storeId, body: 'n2' },
       ]);
       await storage.db.insert(tags).values({ storeId, tag: 't1' });
-      await new Promise<void>((resolve, reject) =>
+      await seedSession(storeId);
+    }
+
+    function seedSession(storeId: string) {
+      return new Promise<void>((resolve, reject) =>
         storage
           .sessionStore({ pruneIntervalMs: 0 })
           .set(`sid-${storeId}`, { cookie: { originalMaxAge: 60_000 }, storeId } as never, (err) =>
@@ -206,25 +251,15 @@ export function defineStorageSuite(ctx: SuiteContext) {
         store_app_installations: 1,
         store_app_sessions: 1,
       });
-      expect(await countFor(gone)).toEqual({
-        notes: 0,
-        tags: 0,
-        installations: 0,
-        sessions: 0,
-      });
-      expect(await countFor(kept)).toEqual({
-        notes: 2,
-        tags: 1,
-        installations: 1,
-        sessions: 1,
-      });
+      expect(await countFor(gone)).toEqual({ notes: 0, tags: 0, installations: 0, sessions: 0 });
+      expect(await countFor(kept)).toEqual({ notes: 2, tags: 1, installations: 1, sessions: 1 });
       const again = await storage.purge(gone, { tables: [notes, tags] });
       expect(again.purged).toBe(true);
       expect(Object.values(again.counts).every((n) => n === 0)).toBe(true);
 
       const audit = await storage.db
         .select()
-        .from(auditTable(ctx.dialect))
+        .from(APP_TABLES[ctx.dialect].audit)
         .where(sql`store_id = ${gone}`);
       expect(audit.length).toBe(2);
       const first = audit.find((a: { counts: Record<string, number> }) => a.counts.app_notes === 2);
@@ -258,20 +293,10 @@ export function defineStorageSuite(ctx: SuiteContext) {
           },
         }),
       ).rejects.toThrow('external system down');
-      expect(await countFor(storeId)).toEqual({
-        notes: 2,
-        tags: 1,
-        installations: 1,
-        sessions: 1,
-      });
+      expect(await countFor(storeId)).toEqual({ notes: 2, tags: 1, installations: 1, sessions: 1 });
       // The retry completes the purge.
       expect((await storage.purge(storeId, { tables: [notes, tags] })).purged).toBe(true);
-      expect(await countFor(storeId)).toEqual({
-        notes: 0,
-        tags: 0,
-        installations: 0,
-        sessions: 0,
-      });
+      expect(await countFor(storeId)).toEqual({ notes: 0, tags: 0, installations: 0, sessions: 0 });
     });
 
     it('the purge outbox: add once per event, list, due, failure with backoff, complete', async () => {
@@ -306,7 +331,9 @@ export function defineStorageSuite(ctx: SuiteContext) {
       const bad =
         ctx.dialect === 'sqlite'
           ? sqliteTable('app_bad', { id: integer('id').primaryKey(), owner: text('owner') })
-          : pgTable('app_bad', { id: pgInteger('id').primaryKey(), owner: pgText('owner') });
+          : ctx.dialect === 'mysql'
+            ? mysqlTable('app_bad', { id: myInt('id').primaryKey(), owner: myText('owner') })
+            : pgTable('app_bad', { id: pgInteger('id').primaryKey(), owner: pgText('owner') });
       await expect(storage.purge('x', { tables: [bad] })).rejects.toMatchObject({
         code: 'CONFIG_INVALID',
       });
@@ -477,8 +504,4 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect((err as StoreAppError).code).toBe('STORAGE_UNAVAILABLE');
     });
   });
-}
-
-function auditTable(dialect: 'sqlite' | 'postgres') {
-  return dialect === 'sqlite' ? sqliteAudit : pgAudit;
 }

@@ -1,6 +1,6 @@
 /**
  * Shared fixtures of the webhook and purge tests: a real storage (SQLite file
- * in a temp dir, or a throwaway Postgres database), app tables of either
+ * in a temp dir, or a throwaway Postgres or MariaDB database), app tables of either
  * dialect, an Express app with the receiver, and Standard Webhooks signing
  * through the scheme's reference library.
  */
@@ -9,6 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
+import {
+  int as myInt,
+  mysqlTable,
+  text as myText,
+  varchar as myVarchar,
+} from 'drizzle-orm/mysql-core';
 import { pgTable, text as pgText, serial } from 'drizzle-orm/pg-core';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import express, { type Express } from 'express';
@@ -27,6 +33,7 @@ import {
   type WebhookOptions,
 } from '../../src/webhooks/index.js';
 import type { MinimalLogger } from '../../src/webhooks/types.js';
+import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase } from '../helpers/postgres.js';
 
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -49,6 +56,16 @@ export function pgAppTables() {
       id: serial('id').primaryKey(),
       storeId: pgText('store_id').notNull(),
       body: pgText('body').notNull(),
+    }),
+  );
+}
+
+export function mysqlAppTables() {
+  return APP_TABLE_NAMES.map((name) =>
+    mysqlTable(name, {
+      id: myInt('id').autoincrement().primaryKey(),
+      storeId: myVarchar('store_id', { length: 255 }).notNull(),
+      body: myText('body').notNull(),
     }),
   );
 }
@@ -78,7 +95,9 @@ export async function openTestDb(dialect: Dialect): Promise<TestDb> {
     });
     cleanup = () => rmSync(dir, { recursive: true, force: true });
   } else {
-    const temp = await createTempDatabase('sak_wh');
+    const temp = await (dialect === 'mysql' ? createTempMysqlDatabase : createTempDatabase)(
+      'sak_wh',
+    );
     storage = await createStorage({ databaseUrl: temp.url, encryptionKeys: keys });
     cleanup = () => temp.drop();
   }
@@ -87,22 +106,29 @@ export async function openTestDb(dialect: Dialect): Promise<TestDb> {
     if (dialect === 'sqlite') db.run(sql.raw(statement));
     else await db.execute(sql.raw(statement));
   };
-  const idType = dialect === 'sqlite' ? 'INTEGER PRIMARY KEY AUTOINCREMENT' : 'SERIAL PRIMARY KEY';
+  const columns = {
+    sqlite: 'id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL',
+    postgres: 'id SERIAL PRIMARY KEY, store_id TEXT NOT NULL',
+    // An index on TEXT needs a prefix length in MySQL: keys are VARCHAR.
+    mysql: 'id INT AUTO_INCREMENT PRIMARY KEY, store_id VARCHAR(255) NOT NULL',
+  }[dialect];
   for (const name of APP_TABLE_NAMES) {
-    await exec(`CREATE TABLE ${name} (id ${idType}, store_id TEXT NOT NULL, body TEXT NOT NULL)`);
+    await exec(`CREATE TABLE ${name} (${columns}, body TEXT NOT NULL)`);
     await exec(`CREATE INDEX ${name}_store_id ON ${name} (store_id)`);
   }
   return {
     storage,
     dialect,
-    tables: dialect === 'sqlite' ? sqliteAppTables() : pgAppTables(),
+    tables: { sqlite: sqliteAppTables, postgres: pgAppTables, mysql: mysqlAppTables }[dialect](),
     exec,
     async count(table, storeId) {
       const query = sql`SELECT COUNT(*) AS n FROM ${sql.identifier(table)} WHERE store_id = ${storeId}`;
       const rows =
         dialect === 'sqlite'
           ? db.all(query)
-          : ((await db.execute(query)) as { rows: unknown[] }).rows;
+          : dialect === 'mysql'
+            ? ((await db.execute(query)) as unknown[][])[0]!
+            : ((await db.execute(query)) as { rows: unknown[] }).rows;
       return Number((rows[0] as { n: number | string }).n);
     },
     async close() {

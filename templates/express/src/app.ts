@@ -200,9 +200,10 @@ export async function createApp(options: StoreAppOptions = {}): Promise<App> {
   };
 }
 
-function kitDialect(options: StoreAppOptions): 'sqlite' | 'postgres' {
+function kitDialect(options: StoreAppOptions): 'sqlite' | 'postgres' | 'mysql' {
   const url = options.storage?.databaseUrl ?? process.env['DATABASE_URL'] ?? '';
-  return /^postgres(ql)?:\/\//.test(url) ? 'postgres' : 'sqlite';
+  if (/^postgres(ql)?:\/\//.test(url)) return 'postgres';
+  return /^(mysql|mariadb):\/\//.test(url) ? 'mysql' : 'sqlite';
 }
 
 /**

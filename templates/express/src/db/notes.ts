@@ -2,6 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { CREATE_PRODUCT_NOTES, type Dialect, productNotesFor } from './schema.js';
 
+type MysqlUpsert = { onDuplicateKeyUpdate(config: { set: object }): Promise<unknown> };
+
 /** Longest note accepted; longer input is a 422, not a truncation. */
 export const MAX_NOTE_LENGTH = 1000;
 
@@ -20,7 +22,7 @@ export interface NotesRepository {
 /**
  * Every query filters on store_id: a store never reads another store's notes.
  * `db` is the kit's Drizzle handle; it is typed as the SQLite one because the
- * query-builder calls used here are the same on both dialects.
+ * query-builder calls used here are the same on every dialect (but the upsert).
  */
 export function createNotesRepository(db: unknown, dialect: Dialect): NotesRepository {
   const d = db as BetterSQLite3Database;
@@ -32,10 +34,16 @@ export function createNotesRepository(db: unknown, dialect: Dialect): NotesRepos
     },
     async save(storeId, productId, note) {
       const updatedAt = new Date();
-      await d
-        .insert(notes)
-        .values({ storeId, productId, note, updatedAt })
-        .onConflictDoUpdate({ target: [notes.storeId, notes.productId], set: { note, updatedAt } });
+      const insert = d.insert(notes).values({ storeId, productId, note, updatedAt });
+      if (dialect === 'mysql') {
+        // MySQL has no ON CONFLICT; its upsert is ON DUPLICATE KEY UPDATE.
+        await (insert as unknown as MysqlUpsert).onDuplicateKeyUpdate({ set: { note, updatedAt } });
+      } else {
+        await insert.onConflictDoUpdate({
+          target: [notes.storeId, notes.productId],
+          set: { note, updatedAt },
+        });
+      }
       return { productId, note, updatedAt };
     },
     async remove(storeId, productId) {
@@ -47,7 +55,7 @@ export function createNotesRepository(db: unknown, dialect: Dialect): NotesRepos
 /** Creates the app's tables if missing (the kit migrates its own tables itself). */
 export async function migrateAppTables(db: unknown, dialect: Dialect): Promise<void> {
   for (const statement of CREATE_PRODUCT_NOTES[dialect]) {
-    if (dialect === 'postgres') {
+    if (dialect !== 'sqlite') {
       await (db as { execute(q: unknown): Promise<unknown> }).execute(sql.raw(statement));
     } else {
       (db as BetterSQLite3Database).run(sql.raw(statement));

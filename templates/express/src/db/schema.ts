@@ -1,8 +1,16 @@
 /**
  * The app's own table, declared once per dialect so switching DATABASE_URL
- * between SQLite and Postgres needs no code change. Every row belongs to one
+ * between SQLite, Postgres and MySQL/MariaDB needs no code change. Every row belongs to one
  * store (`store_id`), which is what lets the kit delete it on uninstall.
  */
+import {
+  datetime,
+  index as mysqlIndex,
+  primaryKey as mysqlPrimaryKey,
+  mysqlTable,
+  text as mysqlText,
+  varchar,
+} from 'drizzle-orm/mysql-core';
 import {
   index as pgIndex,
   primaryKey as pgPrimaryKey,
@@ -46,7 +54,22 @@ export const pgProductNotes = pgTable(
   ],
 );
 
-export type Dialect = 'sqlite' | 'postgres';
+// MySQL indexes VARCHAR, not TEXT, and keeps milliseconds only with DATETIME(3).
+export const mysqlProductNotes = mysqlTable(
+  'product_notes',
+  {
+    storeId: varchar('store_id', { length: 255 }).notNull(),
+    productId: varchar('product_id', { length: 255 }).notNull(),
+    note: mysqlText('note').notNull(),
+    updatedAt: datetime('updated_at', { mode: 'date', fsp: 3 }).notNull(),
+  },
+  (t) => [
+    mysqlPrimaryKey({ columns: [t.storeId, t.productId] }),
+    mysqlIndex('product_notes_store_idx').on(t.storeId),
+  ],
+);
+
+export type Dialect = 'sqlite' | 'postgres' | 'mysql';
 
 /**
  * The table for the active dialect. Both definitions have the same columns, so
@@ -54,9 +77,8 @@ export type Dialect = 'sqlite' | 'postgres';
  * runtime table and database, which always match.
  */
 export function productNotesFor(dialect: Dialect): typeof sqliteProductNotes {
-  return (dialect === 'postgres'
-    ? pgProductNotes
-    : sqliteProductNotes) as unknown as typeof sqliteProductNotes;
+  const tables = { sqlite: sqliteProductNotes, postgres: pgProductNotes, mysql: mysqlProductNotes };
+  return tables[dialect] as unknown as typeof sqliteProductNotes;
 }
 
 /** Idempotent DDL for `npm run migrate` and start-up; small enough not to need drizzle-kit. */
@@ -80,5 +102,15 @@ export const CREATE_PRODUCT_NOTES: Record<Dialect, string[]> = {
       PRIMARY KEY (store_id, product_id)
     )`,
     'CREATE INDEX IF NOT EXISTS product_notes_store_idx ON product_notes (store_id)',
+  ],
+  mysql: [
+    `CREATE TABLE IF NOT EXISTS product_notes (
+      store_id VARCHAR(255) NOT NULL,
+      product_id VARCHAR(255) NOT NULL,
+      note TEXT NOT NULL,
+      updated_at DATETIME(3) NOT NULL,
+      PRIMARY KEY (store_id, product_id),
+      KEY product_notes_store_idx (store_id)
+    )`,
   ],
 };

@@ -1,0 +1,4 @@
+import { MARIADB } from '../helpers/databases.js';
+import { crashSuite, serverReader } from './suite.js';
+
+crashSuite('MariaDB', () => serverReader(MARIADB, 'sak_crash'));

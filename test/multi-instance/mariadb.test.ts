@@ -1,0 +1,4 @@
+import { MARIADB } from '../helpers/databases.js';
+import { multiInstanceSuite } from './suite.js';
+
+multiInstanceSuite(MARIADB);

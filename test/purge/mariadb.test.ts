@@ -1,0 +1,6 @@
+import { describe } from 'vitest';
+import { definePurgeSuite } from './suite.js';
+
+describe('purge on MariaDB', () => {
+  definePurgeSuite('mysql');
+});
