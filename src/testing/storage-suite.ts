@@ -1,7 +1,7 @@
 /**
  * The storage conformance suite: what every StorageAdapter must do, as vitest
  * tests an adapter author runs in their own project with one call. The kit
- * runs the same suite on its built-in SQLite and Postgres storage and on an
+ * runs the same suite on its built-in SQLite, Postgres and MySQL storage and on an
  * in-memory reference adapter.
  *
  * The suite only uses the public interface. Time is the suite's own: every
