@@ -184,3 +184,79 @@ export function signedDelivery(key, payload) {
     },
   };
 }
+
+/** Where bench apps say the merchant returns (never called: the bench approves installs directly). */
+export const BENCH_REDIRECT_URI = 'http://127.0.0.1:9/auth/callback';
+
+/**
+ * Registers a bench app on a local platform. Returns `{ app, endpoint }`;
+ * `endpoint` is the token endpoint as the kit's refresh calls it.
+ */
+export function registerBenchApp(platform, name, { rateLimit, scopes = ['read_products'] } = {}) {
+  const app = platform.registerApp({
+    name,
+    redirectUri: BENCH_REDIRECT_URI,
+    webhookUrl: 'http://127.0.0.1:9/webhooks',
+    scopes,
+    ...(rateLimit ? { rateLimit } : {}),
+  });
+  const endpoint = {
+    url: `${platform.authUrl}/oauth/token`,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    encoding: 'json',
+  };
+  return { app, endpoint };
+}
+
+/**
+ * Creates a store (`seed` products) on the platform, installs `app` into it
+ * through the OAuth flow and keeps the installation in `storage` (a kit
+ * Storage). Returns the store id.
+ */
+export async function installStore(
+  platform,
+  storage,
+  app,
+  { seed = 1, redirectUri = BENCH_REDIRECT_URI, scopes = ['read_products'] } = {},
+) {
+  const { storeId } = platform.createStore({ seed });
+  const t = await issueTokens(platform, { app, storeId, redirectUri, scopes });
+  await storage.installations.upsert(storeId, {
+    scopes: t.scope.split(/[ ,]/),
+    accessToken: t.access_token,
+    refreshToken: t.refresh_token,
+    accessTokenExpiresAt: new Date(Date.now() + t.expires_in * 1000),
+  });
+  return storeId;
+}
+
+/**
+ * The kit's token manager (no background sweep) and client factory for one
+ * app over `storage`, refreshing at `endpoint`. Imported from dist/ on first
+ * use, so suites that do not need them load none of it.
+ */
+export async function clientRuntime({ platform, storage, endpoint, clientOptions = {} }) {
+  const [manager, refreshOptions, factory, clientOpts, tokenEndpoint] = await Promise.all([
+    import('../dist/refresh/manager.js'),
+    import('../dist/refresh/options.js'),
+    import('../dist/client/factory.js'),
+    import('../dist/client/options.js'),
+    import('../dist/oauth/token-endpoint.js'),
+  ]);
+  const tokens = manager.createTokenManager({
+    installations: storage.installations,
+    options: refreshOptions.resolveRefreshOptions({ sweepIntervalMs: 0 }),
+    refresh: (rt, signal) =>
+      tokenEndpoint.requestToken(
+        endpoint,
+        { grant_type: 'refresh_token', refresh_token: rt },
+        { signal },
+      ),
+  });
+  const clients = factory.createClientFactory({
+    options: clientOpts.resolveClientOptions({ baseUrl: platform.apiUrl, ...clientOptions }),
+    tokens,
+  });
+  return { tokens, clients };
+}

@@ -12,6 +12,8 @@
 //            loadSession + isActive, as its docs show for an embedded app
 //   webhook  POST /webhooks: Express 5 + express.raw + standardwebhooks +
 //            an in-memory dedupe Set
+//   webhookDurable  the same with the ids committed to a SQLite file
+//            (the kit's synchronous level) instead of the Set
 // NODE_ENV=production and the kit's default logging (info to stdout: nothing
 // per request at that level).
 process.env.NODE_ENV = 'production';
@@ -23,12 +25,13 @@ import { join } from 'node:path';
 import '@shopify/shopify-api/adapters/node';
 import { ApiVersion, Session, shopifyApi } from '@shopify/shopify-api';
 import { MemorySessionStorage } from '@shopify/shopify-app-session-storage-memory';
+import Database from 'better-sqlite3';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { storeApp } from '../dist/index.js';
 import { startPlatform } from '../dist/platform/index.js';
-import { issueTokens, listen } from './lib.js';
+import { installStore, listen } from './lib.js';
 
 const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
@@ -60,18 +63,8 @@ const kit = await storeApp({
   webhooks: { secrets: [secret] },
   refresh: { sweepIntervalMs: 0 },
 });
-const { storeId } = platform.createStore({ seed: 1 });
-const t = await issueTokens(platform, {
-  app: registered,
-  storeId,
+const storeId = await installStore(platform, kit.storage, registered, {
   redirectUri: `${appUrl}/auth/callback`,
-  scopes: ['read_products'],
-});
-await kit.storage.installations.upsert(storeId, {
-  scopes: t.scope.split(/[ ,]/),
-  accessToken: t.access_token,
-  refreshToken: t.refresh_token,
-  accessTokenExpiresAt: new Date(Date.now() + t.expires_in * 1000),
 });
 kit.webhooks.on('orders.create', async () => {});
 
@@ -164,11 +157,39 @@ webhookApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
   res.json({ status: 'processed' });
 });
 
+// The same receiver with the kit's kind of dedupe: each id committed to a
+// SQLite file (WAL) before the 200, so a restart cannot run a delivery twice.
+// Equal work for the commit: the same `synchronous` level the kit's own
+// connection runs with (read from it, not assumed: better-sqlite3 reopens an
+// existing WAL file at NORMAL).
+const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
+const durable = new Database(join(dir, 'peer-dedupe.db'));
+durable.pragma('journal_mode = WAL');
+durable.pragma(`synchronous = ${Number(kitSynchronous)}`);
+durable.exec('CREATE TABLE IF NOT EXISTS deliveries (id TEXT PRIMARY KEY, received_at INTEGER)');
+const recordDelivery = durable.prepare(
+  'INSERT INTO deliveries (id, received_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
+);
+const durableApp = express();
+durableApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
+  try {
+    std.verify(req.body, req.headers);
+  } catch {
+    res.status(401).json({ error: 'invalid signature' });
+    return;
+  }
+  durable.exec('BEGIN IMMEDIATE');
+  const fresh = recordDelivery.run(req.get('webhook-id'), Date.now()).changes === 1;
+  durable.exec('COMMIT');
+  res.json({ status: fresh ? 'processed' : 'duplicate' });
+});
+
 const servers = {
   kit: await listen(kitApp),
   bare: await listen(bareApp),
   shopify: await listen(shopApp),
   webhook: await listen(webhookApp),
+  webhookDurable: await listen(durableApp),
 };
 const { token: kitToken } = await kit.sessionToken(storeId);
 
@@ -187,6 +208,7 @@ process.on('message', async (m) => {
     for (const s of Object.values(servers)) s.server.closeAllConnections?.();
     for (const s of Object.values(servers)) s.server.close();
     await kit.close();
+    durable.close();
     await platform.close();
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
@@ -194,6 +216,7 @@ process.on('message', async (m) => {
 });
 process.send({
   ready: true,
+  kitSynchronous,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken,
   shopifyToken,

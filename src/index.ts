@@ -5,7 +5,6 @@
  */
 
 // API client, refresh and authenticated()
-export type { AuthenticatedStore } from './authenticated/index.js';
 export {
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
@@ -14,7 +13,8 @@ export {
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
   SessionTokenError,
-} from './authenticated/index.js';
+} from './authenticated/errors.js';
+export type { AuthenticatedStore } from './authenticated/index.js';
 export type { AuthenticatedOptions } from './authenticated/options.js';
 export {
   AbortedError,
@@ -65,21 +65,20 @@ export type {
   AuthRouteOptions,
   InstallHookContext,
 } from './install/options.js';
-export {
-  type AuthenticatedHandler,
-  type AuthenticatedLocals,
-  type CustomStorageStoreAppKit,
-  type KitInstallations,
-  type MysqlDatabase,
-  type MysqlStoreAppKit,
-  type PostgresDatabase,
-  type PostgresStoreAppKit,
-  type SqliteDatabase,
-  type SqliteStoreAppKit,
-  type StoreAppKit,
-  type StoreAppOptionsWithAdapter,
-  type StoreAppOptionsWithoutAdapter,
-  storeApp,
+export type {
+  AuthenticatedHandler,
+  AuthenticatedLocals,
+  CustomStorageStoreAppKit,
+  KitInstallations,
+  MysqlDatabase,
+  MysqlStoreAppKit,
+  PostgresDatabase,
+  PostgresStoreAppKit,
+  SqliteDatabase,
+  SqliteStoreAppKit,
+  StoreAppKit,
+  StoreAppOptionsWithAdapter,
+  StoreAppOptionsWithoutAdapter,
 } from './kit.js';
 export {
   OAuthError,
@@ -91,9 +90,25 @@ export type { OAuthOptions } from './oauth/options.js';
 // Webhooks and purge
 export type { PurgeFunction, PurgeRunOptions } from './purge/index.js';
 export type { PurgeAppOptions } from './purge/options.js';
-export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/manager.js';
+export { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './refresh/errors.js';
 export type { RefreshOptions } from './refresh/options.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
+// storeApp() imports the kit's HTTP and storage graph when called (src/store-app.ts).
+export { storeApp } from './store-app.js';
+// Webhook values from their leaf modules: the webhooks index also loads the
+// receiver, the processor and their telemetry (@opentelemetry/api).
+export {
+  INVALID_HEADERS,
+  INVALID_PAYLOAD,
+  MISSING_HEADERS,
+  MISSING_SIGNATURE,
+  SIGNATURE_MISMATCH,
+  TIMESTAMP_OUT_OF_TOLERANCE,
+  WEBHOOK_HANDLER_FAILED,
+  WebhookHandlerError,
+  type WebhookVerificationCode,
+  WebhookVerificationError,
+} from './webhooks/errors.js';
 export type {
   AppUninstalledPayload,
   GenericWebhookPayload,
@@ -106,20 +121,6 @@ export type {
   WebhookVerifier,
   WebhookVerifyInput,
 } from './webhooks/index.js';
-export {
-  INVALID_HEADERS,
-  INVALID_PAYLOAD,
-  keepRawBody,
-  MISSING_HEADERS,
-  MISSING_SIGNATURE,
-  SIGNATURE_MISMATCH,
-  TIMESTAMP_OUT_OF_TOLERANCE,
-  type VerifiedDelivery,
-  verify,
-  verifySignature,
-  WEBHOOK_HANDLER_FAILED,
-  WebhookHandlerError,
-  type WebhookVerificationCode,
-  WebhookVerificationError,
-} from './webhooks/index.js';
 export type { WebhookOptions } from './webhooks/options.js';
+export { keepRawBody } from './webhooks/raw-body.js';
+export { type VerifiedDelivery, verify, verifySignature } from './webhooks/verify.js';

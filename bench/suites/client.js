@@ -7,7 +7,7 @@
 // (c) paging 10,000 products with limit 250: pages, time, memory — against
 //     collecting every page into one array (the buffering baseline).
 // Plain ESM against the built dist/ (`npm run build` first).
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +16,9 @@ import session from 'express-session';
 import { createAuthenticated } from '../../dist/authenticated/index.js';
 import { resolveAuthenticatedOptions } from '../../dist/authenticated/options.js';
 import { createSessionTokens } from '../../dist/authenticated/session-token.js';
-import { createClientFactory } from '../../dist/client/factory.js';
-import { resolveClientOptions } from '../../dist/client/options.js';
-import { requestToken } from '../../dist/oauth/token-endpoint.js';
 import { startPlatform } from '../../dist/platform/index.js';
-import { createTokenManager } from '../../dist/refresh/manager.js';
-import { resolveRefreshOptions } from '../../dist/refresh/options.js';
 import { createStorage } from '../../dist/storage/index.js';
-import { compare, load, report } from '../lib.js';
+import { clientRuntime, compare, installStore, load, registerBenchApp, report } from '../lib.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const dir = mkdtempSync(join(tmpdir(), 'sak-bench-client-'));
@@ -32,76 +27,16 @@ const storage = await createStorage({
   databaseUrl: `file:${join(dir, 'app.db')}`,
   encryptionKeys: [randomBytes(32).toString('base64url')],
 });
-const redirectUri = 'http://127.0.0.1:9/auth/callback';
-
-function register(name, rateLimit) {
-  const app = platform.registerApp({
-    name,
-    redirectUri,
-    webhookUrl: 'http://127.0.0.1:9/webhooks',
-    scopes: ['read_products'],
-    rateLimit,
-  });
-  const endpoint = {
-    url: `${platform.authUrl}/oauth/token`,
-    clientId: app.clientId,
-    clientSecret: app.clientSecret,
-    encoding: 'json',
-  };
-  return { app, endpoint };
-}
-
-async function install({ app, endpoint }, seed) {
-  const { storeId } = platform.createStore({ seed });
-  const verifier = randomBytes(32).toString('base64url');
-  const authorize = new URL(`${platform.authUrl}/oauth/authorize`);
-  authorize.search = new URLSearchParams({
-    client_id: app.clientId,
-    redirect_uri: redirectUri,
-    scope: 'read_products',
-    state: randomBytes(16).toString('base64url'),
-    response_type: 'code',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    store_id: storeId,
-  }).toString();
-  const callback = new URL(
-    platform.approveInstall({ authorizeUrl: authorize.toString(), storeId }),
-  );
-  const t = await requestToken(endpoint, {
-    grant_type: 'authorization_code',
-    code: callback.searchParams.get('code'),
-    redirect_uri: redirectUri,
-    code_verifier: verifier,
-  });
-  await storage.installations.upsert(storeId, {
-    scopes: t.scopes,
-    accessToken: t.accessToken,
-    refreshToken: t.refreshToken,
-    accessTokenExpiresAt: new Date(Date.now() + t.expiresIn * 1000),
-  });
-  return storeId;
-}
-
-function runtime({ endpoint }, clientOptions = {}) {
-  const tokens = createTokenManager({
-    installations: storage.installations,
-    options: resolveRefreshOptions({ sweepIntervalMs: 0 }),
-    refresh: (rt, signal) =>
-      requestToken(endpoint, { grant_type: 'refresh_token', refresh_token: rt }, { signal }),
-  });
-  const clients = createClientFactory({
-    options: resolveClientOptions({ baseUrl: platform.apiUrl, ...clientOptions }),
-    tokens,
-  });
-  return { tokens, clients };
-}
+const register = (name, rateLimit) => registerBenchApp(platform, name, { rateLimit });
+const install = ({ app }, seed) => installStore(platform, storage, app, { seed });
+const runtime = ({ endpoint }, clientOptions = {}) =>
+  clientRuntime({ platform, storage, endpoint, clientOptions });
 
 // --- (a) authenticated() overhead -------------------------------------------
 {
   const registered = register('bench-a', { perMinute: null, concurrent: 500 });
   const storeId = await install(registered, 1);
-  const { tokens, clients } = runtime(registered);
+  const { tokens, clients } = await runtime(registered);
   const secret = randomBytes(32).toString('base64url');
   const sessionTokens = createSessionTokens({
     secrets: [secret],
@@ -189,7 +124,7 @@ function runtime({ endpoint }, clientOptions = {}) {
     if (res.status === 429) tooMany++;
     return res;
   };
-  const { clients } = runtime(registered, { fetch: counting });
+  const { clients } = await runtime(registered, { fetch: counting });
   const client = clients.forStore(storeId);
   // Start on a fresh platform window so "allowed" is exactly perMinute/60 per second.
   const nowSec = Math.floor(Date.now() / 1000);
@@ -240,7 +175,7 @@ function runtime({ endpoint }, clientOptions = {}) {
     pages++;
     return fetch(url, init);
   };
-  const { clients } = runtime(registered, { fetch: counting });
+  const { clients } = await runtime(registered, { fetch: counting });
   const client = clients.forStore(storeId);
 
   // Live heap after a full GC at every page boundary: what the loop retains, without

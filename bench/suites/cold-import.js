@@ -1,15 +1,17 @@
 // Cold start of an app's first import: a fresh node process imports the main
-// entry of store-app-kit, then the driver modules the configured dialect loads
-// when the database opens (what storeApp() imports before any I/O). Median of
+// entry of store-app-kit, then what storeApp() imports before any I/O: the
+// kit's HTTP and storage graph (dist/kit.js) and the driver modules of the
+// configured dialect. Median of
 // fresh processes, the cases interleaved round by round. Baselines in the same
 // run: an empty node process, and the eager graph the kit had before drivers
-// became optional peers (main entry + both drivers).
+// became optional peers (main entry + kit graph + both drivers).
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const main = pathToFileURL(join(root, 'dist', 'index.js')).href;
+const kit = `import('${pathToFileURL(join(root, 'dist', 'kit.js')).href}')`;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 
 const sqlite = [
@@ -25,9 +27,13 @@ const postgres = [
 const cases = {
   'empty node process': [],
   'main entry only': [`import('${main}')`],
-  'SQLite app (main + better-sqlite3)': [`import('${main}')`, ...sqlite],
-  'Postgres app (main + pg)': [`import('${main}')`, ...postgres],
-  'before: main + both drivers (eager)': [`import('${main}')`, ...sqlite, ...postgres],
+  'SQLite app (main, then storeApp() imports: kit + better-sqlite3)': [
+    `import('${main}')`,
+    kit,
+    ...sqlite,
+  ],
+  'Postgres app (main, then storeApp() imports: kit + pg)': [`import('${main}')`, kit, ...postgres],
+  'before: main + kit + both drivers (eager)': [`import('${main}')`, kit, ...sqlite, ...postgres],
 };
 
 function once(imports) {
@@ -59,10 +65,12 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 const empty = median(samples['empty node process']);
-const eager = median(samples['before: main + both drivers (eager)']);
+const eager = median(samples['before: main + kit + both drivers (eager)']);
 console.log(`cold import, median of ${ROUNDS} fresh processes (ms from process start)`);
-const eagerDrivers = median(drivers['before: main + both drivers (eager)']);
-console.log('| Case | total | minus empty node | vs eager | drivers after main | vs eager |');
+const eagerDrivers = median(drivers['before: main + kit + both drivers (eager)']);
+console.log(
+  '| Case | total | minus empty node | vs eager | storeApp() imports after main | vs eager |',
+);
 console.log('|---|---|---|---|---|---|');
 for (const [name, xs] of Object.entries(samples)) {
   const m = median(xs);

@@ -13,18 +13,13 @@
 // Figures: calls ok / failed, share of 429 responses, budget used (successful
 // calls / (limit x windows)), wait p50/p99 of a call and p99 / window.
 import { fork } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createClientFactory } from '../../dist/client/factory.js';
-import { resolveClientOptions } from '../../dist/client/options.js';
-import { requestToken } from '../../dist/oauth/token-endpoint.js';
 import { startPlatform } from '../../dist/platform/index.js';
-import { createTokenManager } from '../../dist/refresh/manager.js';
-import { resolveRefreshOptions } from '../../dist/refresh/options.js';
 import { createStorage } from '../../dist/storage/index.js';
-import { report } from '../lib.js';
+import { clientRuntime, installStore, registerBenchApp, report } from '../lib.js';
 import { percentile, runCallers } from '../pacing-lib.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -36,20 +31,9 @@ const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1
 
 const platform = await startPlatform({ rateLimitWindowSeconds: WINDOW_S });
 let advancedSeconds = 0;
-const redirectUri = 'http://127.0.0.1:9/auth/callback';
-const app = platform.registerApp({
-  name: 'bench-pacing',
-  redirectUri,
-  webhookUrl: 'http://127.0.0.1:9/webhooks',
-  scopes: ['read_products'],
+const { app, endpoint } = registerBenchApp(platform, 'bench-pacing', {
   rateLimit: { perMinute: LIMIT },
 });
-const endpoint = {
-  url: `${platform.authUrl}/oauth/token`,
-  clientId: app.clientId,
-  clientSecret: app.clientSecret,
-  encoding: 'json',
-};
 const encryptionKey = randomBytes(32).toString('base64url');
 
 // Postgres is required: the multi-process scenario shares one database, as apps do.
@@ -72,39 +56,9 @@ function advance(seconds) {
   advancedSeconds += seconds;
 }
 
-async function install() {
-  const { storeId } = platform.createStore({ seed: 3 });
-  const verifier = randomBytes(32).toString('base64url');
-  const authorize = new URL(`${platform.authUrl}/oauth/authorize`);
-  authorize.search = new URLSearchParams({
-    client_id: app.clientId,
-    redirect_uri: redirectUri,
-    scope: 'read_products',
-    state: randomBytes(16).toString('base64url'),
-    response_type: 'code',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    store_id: storeId,
-  }).toString();
-  const callback = new URL(
-    platform.approveInstall({ authorizeUrl: authorize.toString(), storeId }),
-  );
-  const t = await requestToken(endpoint, {
-    grant_type: 'authorization_code',
-    code: callback.searchParams.get('code'),
-    redirect_uri: redirectUri,
-    code_verifier: verifier,
-  });
-  await storage.installations.upsert(storeId, {
-    scopes: t.scopes,
-    accessToken: t.accessToken,
-    refreshToken: t.refreshToken,
-    accessTokenExpiresAt: new Date(Date.now() + t.expiresIn * 1000),
-  });
-  return storeId;
-}
+const install = () => installStore(platform, storage, app, { seed: 3 });
 
-function localClient(storeId, clientOptions = {}) {
+async function localClient(storeId, clientOptions = {}) {
   const stats = { responses: 0, tooMany: 0 };
   const counting = async (url, init) => {
     const res = await fetch(url, init);
@@ -112,15 +66,11 @@ function localClient(storeId, clientOptions = {}) {
     if (res.status === 429) stats.tooMany++;
     return res;
   };
-  const tokens = createTokenManager({
-    installations: storage.installations,
-    options: resolveRefreshOptions({ sweepIntervalMs: 0 }),
-    refresh: (rt, signal) =>
-      requestToken(endpoint, { grant_type: 'refresh_token', refresh_token: rt }, { signal }),
-  });
-  const clients = createClientFactory({
-    options: resolveClientOptions({ baseUrl: platform.apiUrl, fetch: counting, ...clientOptions }),
-    tokens,
+  const { clients } = await clientRuntime({
+    platform,
+    storage,
+    endpoint,
+    clientOptions: { fetch: counting, ...clientOptions },
   });
   return { client: clients.forStore(storeId), stats };
 }
@@ -160,7 +110,7 @@ for (const [name, options] of [
   ['(a) baseline: pacing off', { pacing: false }],
 ]) {
   const storeId = await install();
-  const { client, stats } = localClient(storeId, options);
+  const { client, stats } = await localClient(storeId, options);
   const startAt = alignedStart();
   const endAt = startAt + WINDOWS * WINDOW_S * 1000;
   const r = await runCallers(client, { callers: 100, startAt, endAt });
@@ -233,7 +183,7 @@ for (const [name, options] of [
 // --- (c) clock jumps +24 h twice, 40 callers ----------------------------------
 {
   const storeId = await install();
-  const { client, stats } = localClient(storeId);
+  const { client, stats } = await localClient(storeId);
   const refreshes = platform.stats().tokenRequests.refresh_token;
   const startAt = alignedStart();
   const span = WINDOWS * WINDOW_S * 1000;

@@ -16,6 +16,7 @@ import type { StoreApiClient } from '../client/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { escapeHtml, sendPage } from '../install/pages.js';
 import type { TokenManager } from '../refresh/manager.js';
+import { SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
@@ -24,6 +25,7 @@ import {
   type SessionTokenIssuer,
 } from './session-token.js';
 
+export { SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
 export {
   createLaunchVerifier,
   createSessionTokens,
@@ -50,9 +52,6 @@ export interface AuthenticatedStore {
   /** Mint an app session token for the embedded frontend (`Authorization: Bearer`). */
   sessionToken(): Promise<{ token: string; expiresAt: Date }>;
 }
-
-export const SESSION_REQUIRED = 'SESSION_REQUIRED' as const;
-export const SCOPES_CHANGED = 'SCOPES_CHANGED' as const;
 
 export interface AuthenticatedDeps {
   tokens: Pick<TokenManager, 'getInstallation' | 'reload'>;

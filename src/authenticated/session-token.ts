@@ -13,25 +13,22 @@ import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { deriveSubkey } from '../crypto/index.js';
 import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
+import {
+  LAUNCH_TOKEN_INVALID,
+  SESSION_LIFETIME_EXCEEDED,
+  SESSION_TOKEN_EXPIRED,
+  SESSION_TOKEN_INVALID,
+  SessionTokenError,
+} from './errors.js';
 
-export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
-export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
-export const LAUNCH_TOKEN_INVALID = 'LAUNCH_TOKEN_INVALID' as const;
-/** The session behind the token is older than its absolute lifetime: open the app from the admin again. */
-export const SESSION_LIFETIME_EXCEEDED = 'SESSION_LIFETIME_EXCEEDED' as const;
-
-export type SessionTokenErrorCode =
-  | typeof SESSION_TOKEN_INVALID
-  | typeof SESSION_TOKEN_EXPIRED
-  | typeof SESSION_LIFETIME_EXCEEDED
-  | typeof LAUNCH_TOKEN_INVALID;
-
-/** A bearer or launch token was refused. The message never contains the token. */
-export class SessionTokenError extends StoreAppError<SessionTokenErrorCode> {
-  constructor(code: SessionTokenErrorCode, message: string, cause?: unknown) {
-    super(code, message, { status: 401, cause });
-  }
-}
+export type { SessionTokenErrorCode } from './errors.js';
+export {
+  LAUNCH_TOKEN_INVALID,
+  SESSION_LIFETIME_EXCEEDED,
+  SESSION_TOKEN_EXPIRED,
+  SESSION_TOKEN_INVALID,
+  SessionTokenError,
+};
 
 /** Longer strings are not tokens we minted; refuse before any parsing. */
 const MAX_TOKEN_LENGTH = 4096;

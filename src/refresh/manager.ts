@@ -13,12 +13,7 @@
  *   path reads neither the database nor the platform while a token is good.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  AbortedError,
-  NotInstalledError,
-  ReauthorizationRequiredError,
-  StoreApiError,
-} from '../client/errors.js';
+import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
 import { StoreAppError } from '../errors/index.js';
@@ -31,14 +26,9 @@ const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
 /** A longer expires_in is a broken response; trusting it would stop proactive refresh. */
 const MAX_EXPIRES_IN_SECONDS = 366 * 86_400;
 
-export const REFRESH_UNAVAILABLE = 'REFRESH_UNAVAILABLE' as const;
+import { REFRESH_UNAVAILABLE, RefreshUnavailableError } from './errors.js';
 
-/** The token endpoint could not refresh the token right now (network, 5xx, lease wait timed out). */
-export class RefreshUnavailableError extends StoreApiError<typeof REFRESH_UNAVAILABLE> {
-  constructor(message: string, context: { cause?: unknown } = {}) {
-    super(REFRESH_UNAVAILABLE, message, { status: 503, ...context });
-  }
-}
+export { REFRESH_UNAVAILABLE, RefreshUnavailableError };
 
 /** What a refresh call returns (the oauth module's TokenResponse fits). */
 export interface RefreshedTokens {

@@ -213,24 +213,44 @@ describe('against the local platform', () => {
     const store = client(inst.storeId);
     const refreshes = fx.refreshCalls();
     let ok = 0;
+    // The second jump waits until every caller has finished its first two calls: a
+    // call whose replay (after the first refresh) crossed the second jump would see
+    // its fresh token expire too, which no real token lifetime allows, and the
+    // client rightly refreshes only once per call.
+    let arrived = 0;
+    let resume!: () => void;
+    const barrier = new Promise<void>((r) => {
+      resume = r;
+    });
     const callers = Array.from({ length: 40 }, async () => {
-      for (let i = 0; i < 4; i++) {
-        await store.products.list({ limit: 1 });
-        ok++;
+      let waited = false;
+      try {
+        for (let i = 0; i < 4; i++) {
+          if (i === 2) {
+            waited = true;
+            arrived++;
+            await barrier;
+          }
+          await store.products.list({ limit: 1 });
+          ok++;
+        }
+      } finally {
+        // A caller that failed early still counts, so the barrier cannot hang the test.
+        if (!waited) arrived++;
       }
     });
-    // Jump while calls are still under way, at points in the run rather than in wall time,
-    // so a slow machine cannot finish every call before the first jump.
-    const afterCalls = async (n: number) => {
-      while (ok < n) await new Promise((r) => setTimeout(r, 2));
-    };
+    // The first jump lands while calls are under way, at a point in the run rather
+    // than in wall time, so a slow machine cannot finish every call before it.
     const jumps = (async () => {
-      await afterCalls(20);
+      while (ok < 20) await new Promise((r) => setTimeout(r, 2));
       fx.platform.advanceClock(86_400);
-      await afterCalls(80);
+      while (arrived < 40) await new Promise((r) => setTimeout(r, 2));
       fx.platform.advanceClock(86_400);
+      resume();
     })();
-    await Promise.all([...callers, jumps]);
+    // allSettled: a caller that fails must not leave the others running into the next test.
+    const settled = await Promise.allSettled([...callers, jumps]);
+    expect(settled.filter((r) => r.status === 'rejected')).toEqual([]);
     expect(ok).toBe(160);
     // Both jumps pass the token's expiry with calls still to make: one refresh for each.
     expect(fx.refreshCalls() - refreshes).toBe(2);

@@ -99,6 +99,40 @@ describe('main entry import graph', () => {
     ]);
   });
 
+  it('importing store-app-kit loads none of the HTTP and storage stack; storeApp() loads it', async () => {
+    const heavy = ['express', 'express-session', 'helmet', 'pino', 'drizzle-orm', 'jose'];
+    const only = await runNode(
+      `const kit = await import('store-app-kit'); console.log(typeof kit.storeApp, typeof kit.verify, kit.SESSION_REQUIRED);`,
+    );
+    expect(only.status, only.stderr).toBe(0);
+    expect(only.stdout.trim()).toBe('function function SESSION_REQUIRED');
+    expect(heavy.filter((pkg) => loaded(only.urls, pkg))).toEqual([]);
+    // Telemetry rides with the receiver and the token manager, which storeApp() loads.
+    expect(loaded(only.urls, '@opentelemetry/api')).toBe(false);
+
+    const file = join(work, 'entry-app.db');
+    const started = await runNode(
+      `const { randomBytes } = await import('node:crypto');
+       const { storeApp } = await import('store-app-kit');
+       const kit = await storeApp({
+         appUrl: 'http://127.0.0.1:3000',
+         oauth: { clientId: 'c', clientSecret: randomBytes(24).toString('base64url'), scopes: ['read_products'], authUrl: 'http://127.0.0.1:9' },
+         storage: { databaseUrl: ${JSON.stringify(`file:${file}`)}, encryptionKeys: [randomBytes(32).toString('base64url')] },
+         session: { secret: randomBytes(32).toString('base64url') },
+         webhooks: { secrets: ['whsec_' + randomBytes(32).toString('base64')] },
+         refresh: { sweepIntervalMs: 0 },
+         logger: { level: 'warn' },
+       });
+       console.log(kit.dialect, typeof kit.middleware());
+       await kit.close();`,
+    );
+    expect(started.status, started.stderr).toBe(0);
+    expect(started.stdout.trim()).toBe('sqlite function');
+    expect(heavy.filter((pkg) => loaded(started.urls, pkg))).toEqual(heavy);
+    expect(loaded(started.urls, 'pg')).toBe(false);
+    expect(loaded(started.urls, 'mysql2')).toBe(false);
+  });
+
   it('a SQLite database loads better-sqlite3 and never pg', async () => {
     const file = join(work, 'app.db');
     const r = await runNode(

@@ -262,6 +262,38 @@ describe('webhook receiver', () => {
     expect(logs.some((l) => l.level === 'warn' && /202/.test(l.msg ?? ''))).toBe(true);
   });
 
+  it('acknowledges each slow delivery in flight with 202 while quick ones get 200', async () => {
+    const { app, webhooks } = receiverApp(t.storage, {
+      secrets: [secret],
+      options: { ackTimeoutMs: 50 },
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let finished = 0;
+    webhooks.on('test.slow', async () => {
+      await gate;
+      finished++;
+    });
+    const slow = () => post(app, signDelivery(secret, { type: 'test.slow', nonce: randomUUID() }));
+    // No handler: answered without a transaction, so the slow ones' cannot hold it up.
+    const quick = () =>
+      post(app, signDelivery(secret, { type: 'test.other', nonce: randomUUID() }));
+    try {
+      // Two slow ones and a quick one together, then another slow one after the first acks.
+      const [first, second, fast] = await Promise.all([slow(), slow(), quick()]);
+      const later = await slow();
+      expect([first.status, second.status, fast.status, later.status]).toEqual([
+        202, 202, 200, 202,
+      ]);
+      expect(fast.body.status).toBe('ignored');
+    } finally {
+      release();
+    }
+    await expect.poll(() => finished, { timeout: 10_000 }).toBe(3);
+  });
+
   it('prunes delivery ids older than dedupeRetentionHours, keeping recent ones', async () => {
     const old = `old-${randomUUID()}`;
     await t.storage.webhooks.runOnce(old, 'test.ping', async () => {});

@@ -139,6 +139,31 @@ describe('verify (Standard Webhooks)', () => {
     }
   });
 
+  it('refuses a candidate holding the right MAC followed by more bytes', () => {
+    const d = signDelivery(secret, payload);
+    const mac = Buffer.from(d.headers['webhook-signature']!.slice(3), 'base64');
+    for (const extra of [Buffer.from([0]), Buffer.from('trailing bytes')]) {
+      const longer = `v1,${Buffer.concat([mac, extra]).toString('base64')}`;
+      expect(
+        codeOf(() =>
+          verify(Buffer.from(d.body), { ...d.headers, 'webhook-signature': longer }, [secret]),
+        ),
+      ).toBe(SIGNATURE_MISMATCH);
+    }
+  });
+
+  it('carries nothing over from an accepted delivery to the next call', () => {
+    const d = signDelivery(secret, payload);
+    const body = Buffer.from(d.body);
+    const mac = Buffer.from(d.headers['webhook-signature']!.slice(3), 'base64');
+    expect(verifySignature(body, d.headers, [secret]).id).toBe(d.id);
+    // Shorter candidates decode over the bytes the accepted call compared.
+    for (const short of [mac.subarray(0, 31), mac.subarray(0, 1), Buffer.alloc(0)]) {
+      const headers = { ...d.headers, 'webhook-signature': `v1,${short.toString('base64')}` };
+      expect(codeOf(() => verifySignature(body, headers, [secret]))).toBe(SIGNATURE_MISMATCH);
+    }
+  });
+
   it('refuses header injection, absurd lengths and repeated headers as INVALID_HEADERS', () => {
     const d = signDelivery(secret, payload);
     const body = Buffer.from(d.body);

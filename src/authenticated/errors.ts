@@ -1,0 +1,30 @@
+/**
+ * The error codes and class of `kit.authenticated()` and its tokens, apart
+ * from the code that verifies them (jose), so the main entry can export them
+ * without loading it.
+ */
+import { StoreAppError } from '../errors/index.js';
+
+/** No session and no app session token: the merchant has to open the app from the admin. */
+export const SESSION_REQUIRED = 'SESSION_REQUIRED' as const;
+/** The app now needs scopes the installation was not granted: the merchant re-authorises. */
+export const SCOPES_CHANGED = 'SCOPES_CHANGED' as const;
+
+export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
+export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
+export const LAUNCH_TOKEN_INVALID = 'LAUNCH_TOKEN_INVALID' as const;
+/** The session behind the token is older than its absolute lifetime: open the app from the admin again. */
+export const SESSION_LIFETIME_EXCEEDED = 'SESSION_LIFETIME_EXCEEDED' as const;
+
+export type SessionTokenErrorCode =
+  | typeof SESSION_TOKEN_INVALID
+  | typeof SESSION_TOKEN_EXPIRED
+  | typeof SESSION_LIFETIME_EXCEEDED
+  | typeof LAUNCH_TOKEN_INVALID;
+
+/** A bearer or launch token was refused. The message never contains the token. */
+export class SessionTokenError extends StoreAppError<SessionTokenErrorCode> {
+  constructor(code: SessionTokenErrorCode, message: string, cause?: unknown) {
+    super(code, message, { status: 401, cause });
+  }
+}
