@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { createStorage } from '../../src/storage/index.js';
@@ -22,6 +24,28 @@ describe('storage odds and ends', () => {
       expect((await storage.installations.get('s'))?.accessToken).toBe('at');
     } finally {
       await storage.close();
+    }
+  });
+
+  it('commits to a SQLite file survive a power cut: synchronous is FULL on every connection, also reopening a WAL file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sak-sync-'));
+    try {
+      const url = `file:${join(dir, 'app.db')}`;
+      // The first open switches the file to WAL; the reopen finds it already in
+      // WAL, where better-sqlite3's build would default to NORMAL.
+      for (let i = 0; i < 2; i++) {
+        const storage = await createStorage({ databaseUrl: url, encryptionKeys: keys });
+        try {
+          const client = (storage.db as { $client: { pragma(s: string, o: object): unknown } })
+            .$client;
+          expect(client.pragma('journal_mode', { simple: true })).toBe('wal');
+          expect(client.pragma('synchronous', { simple: true })).toBe(2);
+        } finally {
+          await storage.close();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
