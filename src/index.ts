@@ -68,6 +68,7 @@ export type {
 export type {
   AuthenticatedHandler,
   AuthenticatedLocals,
+  CustomStorageStoreAppKit,
   KitInstallations,
   MysqlDatabase,
   MysqlStoreAppKit,
@@ -76,6 +77,8 @@ export type {
   SqliteDatabase,
   SqliteStoreAppKit,
   StoreAppKit,
+  StoreAppOptionsWithAdapter,
+  StoreAppOptionsWithoutAdapter,
 } from './kit.js';
 export {
   OAuthError,

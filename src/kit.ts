@@ -21,12 +21,13 @@ import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
 import { framingWarning, securityHeaders } from './http/security-headers.js';
-import { sessionMiddleware } from './http/session.js';
+import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
 import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
 import { createPurge, type PurgeFunction } from './purge/index.js';
 import { createPurgeOutbox } from './purge/outbox.js';
+import type { StorageAdapter } from './storage/contract.js';
 import { createStorage } from './storage/index.js';
 import type {
   AnyDrizzle,
@@ -145,11 +146,30 @@ export interface MysqlStoreAppKit extends StoreAppKitBase {
   db: MysqlDatabase;
 }
 
+/** The kit on the app's own StorageAdapter (`storage.adapter`): no Drizzle handle. */
+export interface CustomStorageStoreAppKit extends StoreAppKitBase {
+  dialect: 'custom';
+  /** undefined: keep the app's tables in the adapter's own database. */
+  db: undefined;
+}
+
 /**
- * What `storeApp()` returns. The dialect is only known at run time (from
- * `DATABASE_URL`), so `kit.db` is typed once you check `kit.dialect`.
+ * What `storeApp()` returns on the built-in storage. The dialect is only known
+ * at run time (from `DATABASE_URL`), so `kit.db` is typed once you check
+ * `kit.dialect`. With `storage.adapter`, `storeApp()` returns a
+ * CustomStorageStoreAppKit instead.
  */
 export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit | MysqlStoreAppKit;
+
+/** `storeApp()` options that name the app's own StorageAdapter. */
+export type StoreAppOptionsWithAdapter = StoreAppOptions & {
+  storage: { adapter: StorageAdapter };
+};
+
+/** `storeApp()` options on the built-in storage (no `storage.adapter`). */
+export type StoreAppOptionsWithoutAdapter = StoreAppOptions & {
+  storage?: { adapter?: undefined };
+};
 
 /**
  * Builds the kit: validates options and the environment, opens the database
@@ -157,7 +177,16 @@ export type StoreAppKit = SqliteStoreAppKit | PostgresStoreAppKit | MysqlStoreAp
  * configuration or database mistake fails here, at start, not on the first
  * request.
  */
-export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppKit> {
+export async function storeApp(
+  options: StoreAppOptionsWithAdapter,
+): Promise<CustomStorageStoreAppKit>;
+export async function storeApp(options?: StoreAppOptionsWithoutAdapter): Promise<StoreAppKit>;
+export async function storeApp(
+  options: StoreAppOptions,
+): Promise<StoreAppKit | CustomStorageStoreAppKit>;
+export async function storeApp(
+  options: StoreAppOptions = {},
+): Promise<StoreAppKit | CustomStorageStoreAppKit> {
   assertSupportedExpress();
   const resolved = resolveConfig(options);
   const config: ResolvedConfig = {
@@ -167,11 +196,15 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
   const logger = createKitLogger(config.logger);
   const framing = framingWarning(config.securityHeaders.enabled, config.securityHeaders);
   if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
+  const memoryStore = memoryStoreWarning(config.session.store, config.environment);
+  if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
   const closers: Array<() => Promise<void> | void> = [];
 
   // --- storage -------------------------------------------------------------
   const storage = await createStorage({
-    databaseUrl: config.storage.databaseUrl,
+    ...(config.storage.adapter
+      ? { adapter: config.storage.adapter }
+      : { databaseUrl: config.storage.databaseUrl }),
     encryptionKeys: config.storage.encryptionKeys,
     migrate: config.storage.migrate,
     pool: { max: config.storage.poolMax },
@@ -241,7 +274,10 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     if (config.securityHeaders.enabled) {
       r.use(securityHeaders(config.embedded, config.securityHeaders, config.session.secure));
     }
-    const session: RequestHandler = sessionMiddleware(config.session, storage.sessionStore());
+    const session: RequestHandler = sessionMiddleware(
+      config.session,
+      config.session.store ?? storage.sessionStore(),
+    );
     r.use(session);
     r.use(createInstallRoutes({ config, storage, logger, onInstalled: (id) => api.forget(id) }));
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
@@ -249,7 +285,7 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
     return r;
   };
 
-  const kit: StoreAppKitBase & { dialect: StoreAppKit['dialect']; db: AnyDrizzle } = {
+  const kit: StoreAppKitBase & { dialect: Storage['dialect']; db: AnyDrizzle } = {
     middleware() {
       router ??= buildRouter();
       return router;
@@ -279,5 +315,5 @@ export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppK
       closers.length = 0;
     },
   };
-  return kit as StoreAppKit;
+  return kit as StoreAppKit | CustomStorageStoreAppKit;
 }

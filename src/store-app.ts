@@ -6,7 +6,12 @@
  * `verify`, an error class or the types loads none of it.
  */
 import type { StoreAppOptions } from './config/index.js';
-import type { StoreAppKit } from './kit.js';
+import type {
+  CustomStorageStoreAppKit,
+  StoreAppKit,
+  StoreAppOptionsWithAdapter,
+  StoreAppOptionsWithoutAdapter,
+} from './kit.js';
 
 /**
  * Builds the kit: validates options and the environment, opens the database
@@ -14,7 +19,16 @@ import type { StoreAppKit } from './kit.js';
  * configuration or database mistake fails here, at start, not on the first
  * request.
  */
-export async function storeApp(options: StoreAppOptions = {}): Promise<StoreAppKit> {
+export async function storeApp(
+  options: StoreAppOptionsWithAdapter,
+): Promise<CustomStorageStoreAppKit>;
+export async function storeApp(options?: StoreAppOptionsWithoutAdapter): Promise<StoreAppKit>;
+export async function storeApp(
+  options: StoreAppOptions,
+): Promise<StoreAppKit | CustomStorageStoreAppKit>;
+export async function storeApp(
+  options: StoreAppOptions = {},
+): Promise<StoreAppKit | CustomStorageStoreAppKit> {
   const kit = await import('./kit.js');
   return kit.storeApp(options);
 }

@@ -5,10 +5,8 @@
 import { parseArgs } from 'node:util';
 import { ENCRYPTION_KEYS_SETTING, generateKey, parseEncryptionKeys } from '../crypto/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
-import { openAdapter } from '../storage/adapter.js';
-import { createStorage } from '../storage/index.js';
-import { createPendingPurgeRepository } from '../storage/purge-outbox.js';
-import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
+import { createStorage, openBuiltinAdapter } from '../storage/index.js';
+import { DATABASE_URL_SETTING, DEFAULT_DATABASE_URL } from '../storage/url.js';
 import { kitVersion } from './version.js';
 
 export interface CliIo {
@@ -22,7 +20,7 @@ export const USAGE = `Usage: store-app <command> [options]
 Commands:
   keygen        Print a new encryption key (base64url, 32 bytes) for ${ENCRYPTION_KEYS_SETTING}.
   migrate       Apply the kit's database migrations to ${DATABASE_URL_SETTING}.
-  rotate-keys   Re-encrypt every stored token and pending OAuth state with the newest key
+  rotate-keys   Re-encrypt every stored token with the newest key
                 (the first of ${ENCRYPTION_KEYS_SETTING}; older keys must still be listed).
                 Row by row and idempotent: safe to interrupt and run again. Rows it
                 cannot decrypt are skipped and listed by store id; then it exits 1.
@@ -113,7 +111,7 @@ function parse(argv: readonly string[]) {
 }
 
 async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openBuiltinAdapter({ databaseUrl });
   try {
     await adapter.migrate();
   } finally {
@@ -124,9 +122,12 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
 
 /** Pending purges of the outbox, one line each (no keys needed: no token is read). */
 async function listPurges(databaseUrl: string, io: CliIo): Promise<void> {
-  const adapter = await openAdapter(parseDatabaseUrl(databaseUrl), {});
+  const adapter = await openBuiltinAdapter({ databaseUrl });
   try {
-    const pending = await createPendingPurgeRepository(adapter).list();
+    const pending = await adapter.purgeOutbox.due(
+      new Date(Date.UTC(9999, 11, 31)),
+      Number.MAX_SAFE_INTEGER,
+    );
     if (pending.length === 0) {
       io.stdout('No pending purges.');
       return;
@@ -172,21 +173,16 @@ async function rotateKeys(databaseUrl: string, io: CliIo): Promise<number> {
         );
       }
     }
-    const states = await storage.oauthStates.reencryptAll();
     io.stdout(`Newest key id: ${keys[0]!.kid}`);
     io.stdout(
       `Installations: ${ids.length} scanned, ${changed} re-encrypted, ` +
         `${ids.length - changed - failed.length} already current, ${failed.length} failed.`,
     );
-    io.stdout(
-      `Pending OAuth states: ${states.scanned} scanned, ${states.changed} re-encrypted, ` +
-        `${states.scanned - states.changed - states.failed} already current, ${states.failed} failed.`,
-    );
-    if (failed.length > 0 || states.failed > 0) {
+    if (failed.length > 0) {
       io.stderr(
-        `store-app rotate-keys: ${failed.length} installation(s) and ${states.failed} pending OAuth ` +
-          `state(s) could not be decrypted with ${ENCRYPTION_KEYS_SETTING}; add the key they were ` +
-          'written with back (after the newest) and run again, or reinstall those stores.',
+        `store-app rotate-keys: ${failed.length} installation(s) could not be decrypted with ` +
+          `${ENCRYPTION_KEYS_SETTING}; add the key they were written with back (after the newest) ` +
+          'and run again, or reinstall those stores.',
       );
       return 1;
     }

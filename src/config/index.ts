@@ -34,10 +34,15 @@ import {
   required,
   toConfigErrors,
 } from '../options/index.js';
-import { purgeAppOptionsEntries, type ResolvedPurgeAppOptions } from '../purge/options.js';
+import {
+  purgeAppOptionsEntries,
+  type ResolvedPurgeAppOptions,
+  storeScopedTablesNeedBuiltin,
+} from '../purge/options.js';
 import { type ResolvedRefreshOptions, refreshOptionsSchema } from '../refresh/options.js';
 import { validateStoreScopedTables } from '../storage/index.js';
 import {
+  checkStorageMode,
   type ResolvedStorageOptions,
   STORAGE_ENV,
   type StoreAppStorageOptions,
@@ -202,6 +207,10 @@ function overlayEnvironment(
     const merged: Record<string, unknown> = { ...(given as object | undefined) };
     for (const [key, name] of Object.entries(bindings)) {
       if (merged[key] !== undefined) continue;
+      // An app-provided storage adapter decides where data lives: DATABASE_URL is not read.
+      if (section === 'storage' && key === 'databaseUrl' && merged['adapter'] !== undefined) {
+        continue;
+      }
       merged[key] = envValue(env, name);
       settings.set(`${section}.${key}`, name);
     }
@@ -264,6 +273,8 @@ export function resolveConfig(
   // other problems, so one start reports all of them.
   const purgeProblem = checkStoreScopedTables(input, problems);
   if (purgeProblem) problems.push(purgeProblem);
+  const modeProblem = checkStorageMode(input['storage']);
+  if (modeProblem) problems.push(modeProblem);
   if (!result.success || problems.length > 0) {
     const all = problems.map((p) => withTypoHint(p, env));
     throw all.length === 1 ? all[0]! : new ConfigErrors(all);
@@ -304,6 +315,7 @@ export function resolveConfig(
       secret: o.session.secret,
       cookieName: o.session.cookieName,
       maxAgeSeconds: o.session.maxAgeSeconds,
+      store: o.session.store,
       secure,
       // SameSite=None needs Secure; on plain-HTTP loopback development the
       // browser would drop it, so Lax is the only cookie that works there.
@@ -372,7 +384,10 @@ function checkStoreScopedTables(
   if (!Array.isArray(tables) || problems.some((p) => p.setting === 'storeScopedTables')) {
     return undefined;
   }
-  const storage = input['storage'] as { databaseUrl?: unknown } | undefined;
+  const storage = input['storage'] as { databaseUrl?: unknown; adapter?: unknown } | undefined;
+  if (storage?.adapter !== undefined) {
+    return tables.length > 0 ? storeScopedTablesNeedBuiltin() : undefined;
+  }
   const url = storage?.databaseUrl ?? DEFAULT_DATABASE_URL;
   if (typeof url !== 'string') return undefined;
   let dialect: ReturnType<typeof parseDatabaseUrl>['dialect'];

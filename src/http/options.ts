@@ -1,6 +1,7 @@
 /**
  * Options of the HTTP layer: session, embedding, logger and security headers.
  */
+import type { Store } from 'express-session';
 import type { HelmetOptions } from 'helmet';
 import type { DestinationStream, LevelWithSilent, Logger } from 'pino';
 import * as v from 'valibot';
@@ -55,6 +56,25 @@ export const sessionOptionsSchema = v.strictObject({
    * @default 86400
    */
   maxAgeSeconds: v.optional(integer(60), 86_400),
+  /**
+   * An express-session store of your own (e.g. Redis) instead of the storage
+   * adapter's sessions. The kit's purge cannot delete a store's sessions kept
+   * there (they hold the store id only). A MemoryStore is refused in spirit:
+   * it loses sessions on restart and is not shared by instances, so the kit
+   * warns at start when one is configured outside development and test.
+   * @default undefined (sessions live in the storage adapter)
+   */
+  store: v.optional(
+    v.custom<Store>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        ['get', 'set', 'destroy'].every(
+          (m) => typeof (value as Record<string, unknown>)[m] === 'function',
+        ),
+      'must be an express-session Store (an object with get, set and destroy).',
+    ),
+  ),
 });
 
 export type SessionOptions = v.InferInput<typeof sessionOptionsSchema>;
@@ -242,6 +262,8 @@ export interface ResolvedHttpOptions {
     secure: boolean;
     sameSite: 'none' | 'lax';
     partitioned: boolean;
+    /** The app's own express-session store; undefined: the storage adapter's sessions. */
+    store?: Store | undefined;
   };
   embedded: {
     enabled: boolean;

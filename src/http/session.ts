@@ -1,6 +1,7 @@
 /**
- * express-session on the kit's database store (never MemoryStore). Session
- * data holds the store id only: tokens stay in the installations table.
+ * express-session on the storage adapter's sessions (never MemoryStore), or
+ * on the app's own store. Session data holds the store id only: tokens stay
+ * in the installations.
  *
  * Behind a TLS-terminating proxy set `app.set('trust proxy', 1)` (or the
  * proxy's hop count): with Secure cookies, express-session only sets the
@@ -59,6 +60,30 @@ export function sessionMiddleware(
     }
     handler(req, res, next);
   };
+}
+
+/**
+ * The start-up warning for an app-configured MemoryStore outside development
+ * and test: it forgets every session on restart, grows without bound, and is
+ * not shared by a second instance (merchants bounce between install loops).
+ * express-session's own warning only checks NODE_ENV and cannot name the fix.
+ */
+export function memoryStoreWarning(
+  store: Store | undefined,
+  environment: string,
+): string | undefined {
+  if (store === undefined || environment === 'development' || environment === 'test') {
+    return undefined;
+  }
+  // The app may load its own copy of express-session: compare by name too.
+  const isMemory =
+    store instanceof session.MemoryStore || store.constructor?.name === 'MemoryStore';
+  if (!isMemory) return undefined;
+  return (
+    'session.store is a MemoryStore: sessions vanish on restart and are not shared by ' +
+    'instances. Remove session.store to keep sessions in the storage adapter (the database), ' +
+    'or pass a persistent express-session store.'
+  );
 }
 
 /** Replace the session id (fixation defence) and bind it to a store, then save. */

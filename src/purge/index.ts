@@ -13,6 +13,7 @@ import {
   type PurgeAppOptions,
   purgeAppOptionsSchema,
   type ResolvedPurgeAppOptions,
+  storeScopedTablesNeedBuiltin,
 } from './options.js';
 
 export type { PurgeAppOptions, ResolvedPurgeAppOptions } from './options.js';
@@ -24,9 +25,13 @@ export type { PurgeAppOptions, ResolvedPurgeAppOptions } from './options.js';
  */
 export function resolvePurgeAppOptions(
   options: PurgeAppOptions,
-  dialect: Dialect,
+  dialect: Dialect | 'custom',
 ): ResolvedPurgeAppOptions {
   const parsed = parseOptions(purgeAppOptionsSchema, options);
+  if (dialect === 'custom') {
+    if (parsed.storeScopedTables.length > 0) throw storeScopedTablesNeedBuiltin();
+    return { storeScopedTables: [], onPurge: parsed.onPurge };
+  }
   // Storage owns the rule (dialect, store_id column, no kit tables, no
   // duplicates); calling it here makes a mistake fail at start, not at the
   // first uninstall.

@@ -4,6 +4,7 @@
  * webhook and `kit.purge()`).
  */
 import * as v from 'valibot';
+import { ConfigError } from '../errors/index.js';
 import { fn } from '../options/index.js';
 import type { AnyDrizzle, StoreScopedTable } from '../storage/types.js';
 
@@ -39,4 +40,12 @@ export type PurgeAppOptions = v.InferInput<typeof purgeAppOptionsSchema>;
 export interface ResolvedPurgeAppOptions {
   storeScopedTables: readonly StoreScopedTable[];
   onPurge: OnPurge | undefined;
+}
+
+/** With `storage.adapter`, the kit cannot delete Drizzle tables: the app's `onPurge` does. */
+export function storeScopedTablesNeedBuiltin(): ConfigError {
+  return new ConfigError(
+    'storeScopedTables',
+    'needs the built-in database (DATABASE_URL); with storage.adapter, delete your store-scoped rows in onPurge(storeId, tx)',
+  );
 }

@@ -323,9 +323,12 @@ function openSqliteFile(
     if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
     sqlite = new Driver(filename);
     // busy_timeout first: switching to WAL needs the lock another process may hold.
-    // synchronous stays FULL: a refreshed (rotated) token must survive a power cut.
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     sqlite.pragma('journal_mode = WAL');
+    // Set, not assumed: better-sqlite3 is built with WAL defaulting to NORMAL,
+    // which may lose the last commits on a power cut. A rotated refresh token or
+    // a webhook's dedupe row that vanished would cost a reinstall or a replay.
+    sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     // Deleted rows are overwritten with zeros instead of lingering in free
     // pages: a purged merchant's data must leave no readable bytes.

@@ -1,27 +1,23 @@
 /**
- * `createStorage()`: the kit's database (SQLite, Postgres or MySQL, picked by
- * `DATABASE_URL`) with encrypted tokens, OAuth state, webhook dedupe, the
- * session store and the purge. See ./types.ts for the contract.
+ * `createStorage()`: the kit's storage on a StorageAdapter (./contract.ts):
+ * the built-in one (SQLite, Postgres or MySQL, picked by `DATABASE_URL`) or
+ * the app's own, sealed with token encryption (./sealed.ts). See ./types.ts.
  */
 import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
 import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, openAdapter } from './adapter.js';
-import { createPendingPurgeRepository } from './purge-outbox.js';
-import {
-  createClaims,
-  createInstallationRepository,
-  createOAuthStateRepository,
-  createPurge,
-  createWebhookRepository,
-} from './repositories.js';
-import { DrizzleSessionStore } from './sessions.js';
+import { type BuiltinStorageAdapter, createBuiltinAdapter } from './builtin.js';
+import type { StorageAdapter } from './contract.js';
+import { sealStorage } from './sealed.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';
 
 export { MIGRATIONS_TABLE } from './adapter.js';
+export type { BuiltinStorageAdapter } from './builtin.js';
+export type * from './contract.js';
 export { type ScopedTable, validateStoreScopedTables } from './repositories.js';
-export { DrizzleSessionStore } from './sessions.js';
+export { AdapterSessionStore } from './session-store.js';
 export type * from './types.js';
 export { DATABASE_URL_SETTING, type DatabaseTarget, parseDatabaseUrl } from './url.js';
 
@@ -29,10 +25,15 @@ export interface StorageOptions {
   /**
    * `file:./x.db`, a path, `:memory:` (SQLite), `postgres://…` / `postgresql://…` or
    * `mysql://…` / `mariadb://…`.
-   * The parent folder of a SQLite file is created.
+   * The parent folder of a SQLite file is created. Ignored with `adapter`.
    * @default none (the kit passes `DATABASE_URL`, itself defaulting to `./data/store-app.db`)
    */
-  databaseUrl: string;
+  databaseUrl?: string;
+  /**
+   * The app's own StorageAdapter instead of the built-in database.
+   * @default undefined (built-in, from `databaseUrl`)
+   */
+  adapter?: StorageAdapter;
   /**
    * Base64url 32-byte keys, newest first (`STORE_APP_ENCRYPTION_KEYS`), or
    * keys already parsed with `parseEncryptionKeys`.
@@ -68,19 +69,16 @@ export interface StorageOptions {
   logger?: Logger;
 }
 
-/** Opens the database, applies migrations (unless `migrate: false`) and returns the storage. */
-export async function createStorage(options: StorageOptions): Promise<Storage> {
-  if (typeof options?.databaseUrl !== 'string') {
-    throw new ConfigError(
-      DATABASE_URL_SETTING,
-      'is required (a SQLite path, a postgres:// or a mysql:// URL)',
-    );
-  }
+/**
+ * Opens the built-in database of `databaseUrl` without encryption: the
+ * StorageAdapter the kit seals (also what `store-app-kit/testing` runs).
+ */
+export async function openBuiltinAdapter(
+  options: Pick<StorageOptions, 'databaseUrl' | 'pool' | 'sqlite' | 'logger'> & {
+    databaseUrl: string;
+  },
+): Promise<BuiltinStorageAdapter> {
   const target = parseDatabaseUrl(options.databaseUrl);
-  const keys =
-    typeof options.encryptionKeys?.[0] === 'object'
-      ? (options.encryptionKeys as readonly EncryptionKey[])
-      : parseEncryptionKeys(options.encryptionKeys as readonly string[]);
   const maxPool = options.pool?.max ?? 10;
   if (!Number.isInteger(maxPool) || maxPool < 1) {
     throw new ConfigError('storage.pool.max', 'must be a whole number of at least 1');
@@ -92,13 +90,35 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
       'must be a whole number of milliseconds from 0 to 600000',
     );
   }
-  const cipher = createTokenCipher(keys);
-  const adapter = await openAdapter(target, {
+  const dialect = await openAdapter(target, {
     pool: { max: maxPool },
     sqliteBusyTimeoutMs: busyTimeoutMs,
     logger: options.logger,
   });
-  const sessionStores = new Set<DrizzleSessionStore>();
+  return createBuiltinAdapter(dialect);
+}
+
+/**
+ * Opens the storage (the built-in database of `databaseUrl`, or `adapter`),
+ * applies migrations (unless `migrate: false`) and seals it with the keys.
+ */
+export async function createStorage(options: StorageOptions): Promise<Storage> {
+  if (options?.adapter === undefined && typeof options?.databaseUrl !== 'string') {
+    throw new ConfigError(
+      DATABASE_URL_SETTING,
+      'is required (a SQLite path, a postgres:// or a mysql:// URL)',
+    );
+  }
+  const keys =
+    typeof options.encryptionKeys?.[0] === 'object'
+      ? (options.encryptionKeys as readonly EncryptionKey[])
+      : parseEncryptionKeys(options.encryptionKeys as readonly string[]);
+  const cipher = createTokenCipher(keys);
+  const builtin =
+    options.adapter === undefined
+      ? await openBuiltinAdapter({ ...options, databaseUrl: options.databaseUrl as string })
+      : undefined;
+  const adapter: StorageAdapter = builtin ?? (options.adapter as StorageAdapter);
 
   if (options.migrate ?? true) {
     try {
@@ -108,27 +128,5 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
       throw err;
     }
   }
-
-  return {
-    dialect: adapter.dialect,
-    db: adapter.db,
-    installations: createInstallationRepository(adapter, cipher),
-    oauthStates: createOAuthStateRepository(adapter, cipher),
-    webhooks: createWebhookRepository(adapter),
-    pendingPurges: createPendingPurgeRepository(adapter),
-    sessionStore(storeOptions) {
-      const store = new DrizzleSessionStore(adapter, storeOptions, options.logger);
-      sessionStores.add(store);
-      return store;
-    },
-    transaction: (fn) => adapter.transaction(fn),
-    purge: createPurge(adapter),
-    claimOnce: createClaims(adapter),
-    migrate: () => adapter.migrate(),
-    async close() {
-      for (const store of sessionStores) store.close();
-      sessionStores.clear();
-      await adapter.close();
-    },
-  };
+  return sealStorage(adapter, { cipher, logger: options.logger, builtin });
 }

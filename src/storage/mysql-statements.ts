@@ -63,6 +63,6 @@ export async function mysqlClaim(
   now: Date,
 ): Promise<boolean> {
   const expiresAt = table.expiresAt;
-  const taken: SQL = sql`IF(${expiresAt} < ${expiresAt.mapToDriverValue(now)}, VALUES(${expiresAt}), ${expiresAt})`;
+  const taken: SQL = sql`IF(${expiresAt} <= ${expiresAt.mapToDriverValue(now)}, VALUES(${expiresAt}), ${expiresAt})`;
   return (await mysqlUpsert(db, table, values, { expiresAt: taken })) > 0;
 }

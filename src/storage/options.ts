@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { ENCRYPTION_KEYS_SETTING, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
 import { boolean, integer, required } from '../options/index.js';
+import { missingAdapterMethod, type StorageAdapter } from './contract.js';
 import {
   DATABASE_URL_SETTING,
   type DatabaseTarget,
@@ -83,6 +84,30 @@ export const storageOptionsSchema = v.pipe(
       { placeholderFix: KEYGEN },
     ),
     /**
+     * Your own StorageAdapter (`store-app-kit/storage`) instead of the built-in
+     * SQLite/Postgres storage; `databaseUrl` and `DATABASE_URL` are then not
+     * used, `kit.db` is undefined and `storeScopedTables` must be empty (delete
+     * your rows in `onPurge`). Checked at start: a missing method names itself.
+     * @default undefined (built-in storage)
+     */
+    adapter: v.optional(
+      v.pipe(
+        v.custom<StorageAdapter>(
+          (value) => typeof value === 'object' && value !== null,
+          'must be a StorageAdapter object (see docs/storage.md, "Writing an adapter").',
+        ),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          const missing = missingAdapterMethod(dataset.value);
+          if (missing !== undefined) {
+            addIssue({
+              message: `lacks ${missing}(); a StorageAdapter implements every method of the store-app-kit/storage interface (docs/storage.md, "Writing an adapter").`,
+            });
+          }
+        }),
+      ),
+    ),
+    /**
      * Apply pending migrations when `storeApp()` starts. Turn off to run
      * `npx store-app migrate` yourself (e.g. in a release step).
      * @default true
@@ -110,6 +135,7 @@ export const storageOptionsSchema = v.pipe(
       encryptionKeys: o.encryptionKeys,
       migrate: o.migrate,
       poolMax: o.pool.max,
+      adapter: o.adapter,
     }),
   ),
 );
@@ -124,4 +150,20 @@ export interface ResolvedStorageOptions {
   encryptionKeys: string[];
   migrate: boolean;
   poolMax: number;
+  /** The app's own adapter; undefined for the built-in storage. */
+  adapter: StorageAdapter | undefined;
+}
+
+/**
+ * `storage.adapter` and `storage.databaseUrl` are two ways to say where data
+ * lives: given both, the start fails instead of silently ignoring one.
+ */
+export function checkStorageMode(storage: unknown): ConfigError | undefined {
+  if (typeof storage !== 'object' || storage === null) return undefined;
+  const { adapter, databaseUrl } = storage as { adapter?: unknown; databaseUrl?: unknown };
+  if (adapter === undefined || databaseUrl === undefined) return undefined;
+  return new ConfigError(
+    'storage.adapter',
+    'is given together with storage.databaseUrl; give one of them (the adapter decides where data lives)',
+  );
 }

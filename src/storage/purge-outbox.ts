@@ -5,12 +5,12 @@
  */
 import { asc, eq, lte, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';
+import type { PendingPurgeRecord, PurgeOutboxAdapter } from './contract.js';
 import { mysqlInsertIfAbsent } from './mysql-statements.js';
-import type { PendingPurge, PendingPurgeRepository } from './types.js';
 
-export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPurgeRepository {
+export function createPendingPurgeRepository(adapter: DialectAdapter): PurgeOutboxAdapter {
   const t = adapter.tables.pendingPurges;
-  const toEntry = (row: typeof t.$inferSelect): PendingPurge => ({
+  const toEntry = (row: typeof t.$inferSelect): PendingPurgeRecord => ({
     eventId: row.eventId,
     storeId: row.storeId,
     eventAt: row.eventAt,
@@ -20,20 +20,12 @@ export function createPendingPurgeRepository(adapter: DialectAdapter): PendingPu
     lastError: row.lastError ?? null,
   });
   return {
-    async add({ eventId, storeId, eventAt }) {
-      const now = new Date();
+    async add({ eventId, storeId, eventAt }, now) {
       const values = { eventId, storeId, eventAt, createdAt: now, attempts: 0, nextAttemptAt: now };
       await adapter.run('recording a pending purge', async (db) => {
         if (adapter.dialect === 'mysql') await mysqlInsertIfAbsent(db, t, values, t.eventId);
         else await db.insert(t).values(values).onConflictDoNothing({ target: t.eventId });
       });
-    },
-
-    async list() {
-      const rows = await adapter.run('listing pending purges', (db) =>
-        db.select().from(t).orderBy(asc(t.createdAt), asc(t.eventId)),
-      );
-      return rows.map(toEntry);
     },
 
     async due(now, limit) {

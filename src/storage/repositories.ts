@@ -1,9 +1,9 @@
 /**
- * The kit's repositories, written once against the dialect adapter. Every
- * token and verifier is encrypted before it is written and decrypted after it
- * is read; every DB failure surfaces as StorageError (see adapter.run).
+ * The built-in storage's operations (the public StorageAdapter contract of
+ * ./contract.ts), written once against the dialect adapter. Tokens arrive and
+ * leave as ciphertext: encryption is the kit's, above this layer
+ * (./sealed.ts). Every DB failure surfaces as StorageError (see adapter.run).
  */
-import { createHash } from 'node:crypto';
 import {
   and,
   asc,
@@ -21,22 +21,22 @@ import {
 import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { SQLiteTable } from 'drizzle-orm/sqlite-core';
-import { type TokenCipher, TokenDecryptionError } from '../crypto/index.js';
-import { ConfigError, StorageError } from '../errors/index.js';
+import { ConfigError } from '../errors/index.js';
 import type { Db, DialectAdapter, KitTables } from './adapter.js';
-import { mysqlClaim, mysqlInsertIfAbsent, mysqlUpsert } from './mysql-statements.js';
 import type {
-  Dialect,
-  Installation,
-  InstallationRepository,
-  OAuthStateRecord,
-  OAuthStateRepository,
-  PurgeOptions,
+  AdapterPurgeOptions,
+  InstallationAdapter,
+  PurgeCounts,
+  PurgeOutboxAdapter,
   PurgeResult,
-  StoreScopedTable,
-  TokenSet,
-  WebhookRepository,
-} from './types.js';
+  RefreshLeaseAdapter,
+  SealedTokens,
+  StorageAdapter,
+  StoredInstallation,
+  WebhookAdapter,
+} from './contract.js';
+import { mysqlClaim, mysqlInsertIfAbsent, mysqlUpsert } from './mysql-statements.js';
+import type { AnyDrizzle, Dialect, StoreScopedTable } from './types.js';
 
 /**
  * For the kit's own transactions: a deadlock victim is rolled back whole
@@ -46,11 +46,7 @@ import type {
 const RETRY_LOCK_CONFLICTS = { retryOnLockConflict: true } as const;
 
 type InstallationRow = KitTables['installations']['$inferSelect'];
-type OAuthStateRow = KitTables['oauthStates']['$inferSelect'];
 
-/** Where tokens are bound in the JWE `sid` header of OAuth state values. */
-const stateBinding = (hash: string) => `oauth-state:${hash}`;
-const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
 const joinScopes = (scopes: readonly string[]) => scopes.join(' ');
 const splitScopes = (scopes: string) => scopes.split(' ').filter((s) => s !== '');
 
@@ -78,50 +74,38 @@ function preparedOn<R>(name: string, build: (db: Db) => { prepare(): unknown }) 
   };
 }
 
-export function createInstallationRepository(
-  adapter: DialectAdapter,
-  cipher: TokenCipher,
-): InstallationRepository {
+/** A row as the contract returns it (tokens stay ciphertext). */
+function toStored(row: InstallationRow): StoredInstallation {
+  return {
+    storeId: row.storeId,
+    scopes: splitScopes(row.scopes),
+    accessTokenEnc: row.accessTokenEnc,
+    refreshTokenEnc: row.refreshTokenEnc,
+    keyId: row.keyId,
+    accessTokenExpiresAt: row.accessExpiresAt,
+    installedAt: row.installedAt,
+    updatedAt: row.updatedAt,
+    version: row.version,
+    needsReauth: row.needsReauth,
+    platformInstalledAt: row.platformInstalledAt ?? null,
+  };
+}
+
+function toColumns(tokens: SealedTokens) {
+  return {
+    scopes: joinScopes(tokens.scopes),
+    accessTokenEnc: tokens.accessTokenEnc,
+    refreshTokenEnc: tokens.refreshTokenEnc,
+    keyId: tokens.keyId,
+    accessExpiresAt: tokens.accessTokenExpiresAt,
+  };
+}
+
+export function createInstallationRepository(adapter: DialectAdapter): {
+  installations: InstallationAdapter;
+  refreshLease: RefreshLeaseAdapter;
+} {
   const t = adapter.tables.installations;
-
-  async function decode(row: InstallationRow): Promise<Installation> {
-    // Two ciphertexts (each token has its column, so rotate-keys and refresh
-    // rewrite them alike); decrypted side by side, one wait instead of two.
-    const [accessToken, refreshToken] = await Promise.all([
-      cipher.decrypt(row.accessTokenEnc, row.storeId),
-      row.refreshTokenEnc === null ? null : cipher.decrypt(row.refreshTokenEnc, row.storeId),
-    ]);
-    return {
-      storeId: row.storeId,
-      scopes: splitScopes(row.scopes),
-      accessToken,
-      refreshToken,
-      accessTokenExpiresAt: row.accessExpiresAt,
-      installedAt: row.installedAt,
-      updatedAt: row.updatedAt,
-      version: row.version,
-      needsReauth: row.needsReauth,
-      platformInstalledAt: row.platformInstalledAt ?? null,
-    };
-  }
-
-  async function encode(storeId: string, tokens: TokenSet) {
-    if (
-      !(tokens.accessTokenExpiresAt instanceof Date) ||
-      Number.isNaN(+tokens.accessTokenExpiresAt)
-    ) {
-      // A missing expiry would never be refreshed again; refuse it here.
-      throw new ConfigError('accessTokenExpiresAt', 'must be a valid Date when storing tokens');
-    }
-    return {
-      scopes: joinScopes(tokens.scopes),
-      accessTokenEnc: await cipher.encrypt(tokens.accessToken, storeId),
-      refreshTokenEnc:
-        tokens.refreshToken === null ? null : await cipher.encrypt(tokens.refreshToken, storeId),
-      keyId: cipher.currentKid,
-      accessExpiresAt: tokens.accessTokenExpiresAt,
-    };
-  }
 
   const selectRow = preparedOn<InstallationRow[]>('store_app_installation_by_store', (db) =>
     db
@@ -138,25 +122,22 @@ export function createInstallationRepository(
     return rows[0];
   }
 
-  return {
+  const installations: InstallationAdapter = {
     async get(storeId) {
       const row = await readRow(storeId);
-      return row ? decode(row) : null;
+      return row ? toStored(row) : null;
     },
 
     async list() {
       const rows = await adapter.run('listing installations', (db) =>
         db.select().from(t).orderBy(asc(t.storeId)),
       );
-      return Promise.all(rows.map(decode));
+      return rows.map(toStored);
     },
 
-    async upsert(storeId, tokens, metadata = {}) {
-      const values = {
-        ...(await encode(storeId, tokens)),
-        platformInstalledAt: metadata.platformInstalledAt ?? null,
-      };
-      const now = new Date();
+    async save(storeId, tokens, meta) {
+      const values = { ...toColumns(tokens), platformInstalledAt: meta.platformInstalledAt };
+      const now = meta.now;
       const insert = { storeId, ...values, installedAt: now, updatedAt: now, version: 1 };
       const set = {
         ...values,
@@ -174,68 +155,12 @@ export function createInstallationRepository(
           await adapter.run('storing an installation', (db) => mysqlUpsert(db, t, insert, set));
           return readRow(storeId);
         }, RETRY_LOCK_CONFLICTS);
-        return decode(row!);
+        return toStored(row!);
       }
       const rows = await adapter.run('storing an installation', (db) =>
         db.insert(t).values(insert).onConflictDoUpdate({ target: t.storeId, set }).returning(),
       );
-      return decode(rows[0]!);
-    },
-
-    async acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
-      const now = new Date();
-      const result = await adapter.run('taking the refresh lease', (db) =>
-        db
-          .update(t)
-          .set({ refreshLeaseOwner: owner, refreshLeaseUntil: new Date(now.getTime() + leaseMs) })
-          .where(
-            and(
-              eq(t.storeId, storeId),
-              eq(t.version, expectedVersion),
-              or(
-                isNull(t.refreshLeaseOwner),
-                isNull(t.refreshLeaseUntil),
-                lt(t.refreshLeaseUntil, now),
-                eq(t.refreshLeaseOwner, owner),
-              ),
-            ),
-          ),
-      );
-      return adapter.affected(result) === 1;
-    },
-
-    async completeRefresh(storeId, owner, tokens) {
-      const values = await encode(storeId, tokens);
-      const update = (db: Db) =>
-        db
-          .update(t)
-          .set({
-            ...values,
-            updatedAt: new Date(),
-            version: sql`${t.version} + 1`,
-            refreshLeaseOwner: null,
-            refreshLeaseUntil: null,
-          })
-          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)));
-      if (adapter.dialect === 'mysql') {
-        // No RETURNING: update and re-read in one transaction (see upsert).
-        const row = await adapter.transaction(async () => {
-          const result = await adapter.run('storing refreshed tokens', update);
-          return adapter.affected(result) === 1 ? readRow(storeId) : undefined;
-        }, RETRY_LOCK_CONFLICTS);
-        return row ? decode(row) : null;
-      }
-      const rows = await adapter.run('storing refreshed tokens', (db) => update(db).returning());
-      return rows[0] ? decode(rows[0]) : null;
-    },
-
-    async releaseRefreshLease(storeId, owner) {
-      await adapter.run('releasing the refresh lease', (db) =>
-        db
-          .update(t)
-          .set({ refreshLeaseOwner: null, refreshLeaseUntil: null })
-          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner))),
-      );
+      return toStored(rows[0]!);
     },
 
     async markNeedsReauth(storeId, expectedVersion) {
@@ -268,172 +193,71 @@ export function createInstallationRepository(
       );
       return rows.map((r) => r.storeId);
     },
+  };
 
-    async listStoreIds() {
-      const rows = await adapter.run('listing installations', (db) =>
-        db.select({ storeId: t.storeId }).from(t).orderBy(asc(t.storeId)),
-      );
-      return rows.map((r) => r.storeId);
-    },
-
-    async reencrypt(storeId) {
-      // Compare-and-swap on the ciphertext: a refresh committing meanwhile wins,
-      // and the next pass sees its (already current) key.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const row = await readRow(storeId);
-        if (!row) return false;
-        const stale =
-          cipher.needsReencrypt(row.accessTokenEnc) ||
-          (row.refreshTokenEnc !== null && cipher.needsReencrypt(row.refreshTokenEnc));
-        if (!stale) return false;
-        const access = await cipher.decrypt(row.accessTokenEnc, storeId);
-        const refresh =
-          row.refreshTokenEnc === null ? null : await cipher.decrypt(row.refreshTokenEnc, storeId);
-        const accessTokenEnc = await cipher.encrypt(access, storeId);
-        const refreshTokenEnc = refresh === null ? null : await cipher.encrypt(refresh, storeId);
-        const result = await adapter.run('re-encrypting an installation', (db) =>
-          db
-            .update(t)
-            .set({ accessTokenEnc, refreshTokenEnc, keyId: cipher.currentKid })
-            .where(
-              and(
-                eq(t.storeId, storeId),
-                eq(t.version, row.version),
-                eq(t.accessTokenEnc, row.accessTokenEnc),
+  const refreshLease: RefreshLeaseAdapter = {
+    async acquire(storeId, expectedVersion, owner, until, now) {
+      const result = await adapter.run('taking the refresh lease', (db) =>
+        db
+          .update(t)
+          .set({ refreshLeaseOwner: owner, refreshLeaseUntil: until })
+          .where(
+            and(
+              eq(t.storeId, storeId),
+              eq(t.version, expectedVersion),
+              or(
+                isNull(t.refreshLeaseOwner),
+                isNull(t.refreshLeaseUntil),
+                lte(t.refreshLeaseUntil, now),
+                eq(t.refreshLeaseOwner, owner),
               ),
             ),
-        );
-        if (adapter.affected(result) === 1) return true;
-      }
-      return false;
+          ),
+      );
+      return adapter.affected(result) === 1;
     },
 
-    async delete(storeId) {
-      const result = await adapter.run('deleting an installation', (db) =>
-        db.delete(t).where(eq(t.storeId, storeId)),
+    async complete(storeId, owner, tokens, now) {
+      const update = (db: Db) =>
+        db
+          .update(t)
+          .set({
+            ...toColumns(tokens),
+            updatedAt: now,
+            version: sql`${t.version} + 1`,
+            refreshLeaseOwner: null,
+            refreshLeaseUntil: null,
+          })
+          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner)));
+      if (adapter.dialect === 'mysql') {
+        // No RETURNING: update and re-read in one transaction (see save).
+        const row = await adapter.transaction(async () => {
+          const result = await adapter.run('storing refreshed tokens', update);
+          return adapter.affected(result) === 1 ? readRow(storeId) : undefined;
+        }, RETRY_LOCK_CONFLICTS);
+        return row ? toStored(row) : null;
+      }
+      const rows = await adapter.run('storing refreshed tokens', (db) => update(db).returning());
+      return rows[0] ? toStored(rows[0]) : null;
+    },
+
+    async release(storeId, owner) {
+      await adapter.run('releasing the refresh lease', (db) =>
+        db
+          .update(t)
+          .set({ refreshLeaseOwner: null, refreshLeaseUntil: null })
+          .where(and(eq(t.storeId, storeId), eq(t.refreshLeaseOwner, owner))),
       );
-      return adapter.affected(result) > 0;
     },
   };
+
+  return { installations, refreshLease };
 }
 
-export function createOAuthStateRepository(
+export function createWebhookRepository(
   adapter: DialectAdapter,
-  cipher: TokenCipher,
-): OAuthStateRepository {
-  const t = adapter.tables.oauthStates;
-  // MySQL never had the table (it is unused and being removed): nothing pending.
-  if (t === undefined) return noOAuthStates();
-  const deleteReturning = preparedOn<OAuthStateRow[]>('store_app_oauth_state_consume', (db) =>
-    db
-      .delete(t)
-      .where(eq(t.stateHash, sql.placeholder('stateHash')))
-      .returning(),
-  );
-  return {
-    async create(record) {
-      const stateHash = sha256(record.state);
-      const binding = stateBinding(stateHash);
-      const codeVerifierEnc = await cipher.encrypt(record.codeVerifier, binding);
-      const browserBindingEnc = await cipher.encrypt(record.browserBinding, binding);
-      await adapter.run('storing OAuth state', (db) =>
-        db.insert(t).values({
-          stateHash,
-          codeVerifierEnc,
-          browserBindingEnc,
-          storeId: record.storeId,
-          retried: record.retried,
-          returnTo: record.returnTo,
-          expiresAt: record.expiresAt,
-          createdAt: new Date(),
-        }),
-      );
-    },
-
-    async consume(state) {
-      const stateHash = sha256(state);
-      // DELETE … RETURNING: of two concurrent callbacks exactly one gets the row.
-      const rows = await adapter.run('consuming OAuth state', (db) =>
-        deleteReturning(db).execute({ stateHash }),
-      );
-      const row = rows[0];
-      if (!row || row.expiresAt.getTime() <= Date.now()) return null;
-      const binding = stateBinding(stateHash);
-      const record: OAuthStateRecord = {
-        state,
-        codeVerifier: await cipher.decrypt(row.codeVerifierEnc, binding),
-        storeId: row.storeId,
-        browserBinding: await cipher.decrypt(row.browserBindingEnc, binding),
-        retried: row.retried,
-        returnTo: row.returnTo,
-        expiresAt: row.expiresAt,
-      };
-      return record;
-    },
-
-    async deleteExpired(now) {
-      const result = await adapter.run('deleting expired OAuth state', (db) =>
-        db.delete(t).where(lte(t.expiresAt, now)),
-      );
-      return adapter.affected(result);
-    },
-
-    async reencryptAll() {
-      const rows = await adapter.run('listing OAuth state', (db) =>
-        db.select().from(t).orderBy(asc(t.stateHash)),
-      );
-      let changed = 0;
-      let failed = 0;
-      for (const row of rows) {
-        if (
-          !cipher.needsReencrypt(row.codeVerifierEnc) &&
-          !cipher.needsReencrypt(row.browserBindingEnc)
-        ) {
-          continue;
-        }
-        const binding = stateBinding(row.stateHash);
-        let codeVerifierEnc: string;
-        let browserBindingEnc: string;
-        try {
-          codeVerifierEnc = await cipher.encrypt(
-            await cipher.decrypt(row.codeVerifierEnc, binding),
-            binding,
-          );
-          browserBindingEnc = await cipher.encrypt(
-            await cipher.decrypt(row.browserBindingEnc, binding),
-            binding,
-          );
-        } catch (err) {
-          // A row written with a removed key: skip it (it expires soon anyway), count it.
-          if (!(err instanceof TokenDecryptionError)) throw err;
-          failed++;
-          continue;
-        }
-        const result = await adapter.run('re-encrypting OAuth state', (db) =>
-          db
-            .update(t)
-            .set({ codeVerifierEnc, browserBindingEnc })
-            .where(and(eq(t.stateHash, row.stateHash), eq(t.codeVerifierEnc, row.codeVerifierEnc))),
-        );
-        changed += adapter.affected(result);
-      }
-      return { scanned: rows.length, changed, failed };
-    },
-  };
-}
-
-function noOAuthStates(): OAuthStateRepository {
-  return {
-    async create() {
-      throw new StorageError('storing OAuth state is not supported on this database');
-    },
-    consume: async () => null,
-    deleteExpired: async () => 0,
-    reencryptAll: async () => ({ scanned: 0, changed: 0, failed: 0 }),
-  };
-}
-
-export function createWebhookRepository(adapter: DialectAdapter): WebhookRepository {
+  outbox: Pick<PurgeOutboxAdapter, 'add'>,
+): WebhookAdapter<AnyDrizzle> {
   const t = adapter.tables.webhookDeliveries;
   const record = preparedOn<Array<{ webhookId: string }>>('store_app_webhook_record', (db) =>
     db
@@ -447,23 +271,27 @@ export function createWebhookRepository(adapter: DialectAdapter): WebhookReposit
       .returning({ webhookId: t.webhookId }),
   );
   return {
-    async runOnce(webhookId, topic, effects) {
+    async runOnce({ webhookId, topic, receivedAt }, effects) {
       return adapter.transaction(async (tx) => {
         // On Postgres a concurrent insert of the same id waits on the row lock
         // and, once the first commits, conflicts: exactly one runs the effects.
-        const values = { webhookId, topic, receivedAt: new Date() };
+        const values = { webhookId, topic, receivedAt };
         const inserted = await adapter.run('recording a webhook delivery', async (db) =>
           adapter.dialect === 'mysql'
             ? mysqlInsertIfAbsent(db, t, values, t.webhookId)
             : (await record(db).execute(values)).length === 1,
         );
         if (!inserted) return { duplicate: true } as const;
-        const result = await effects(tx);
+        // The outbox write joins this transaction (adapter.run follows it).
+        const result = await effects({
+          tx,
+          addPendingPurge: (entry) => outbox.add(entry, receivedAt),
+        });
         return { duplicate: false, result } as const;
       }, RETRY_LOCK_CONFLICTS);
     },
 
-    async pruneDeliveries(before) {
+    async prune(before) {
       const result = await adapter.run('pruning webhook deliveries', (db) =>
         db.delete(t).where(lt(t.receivedAt, before)),
       );
@@ -474,11 +302,8 @@ export function createWebhookRepository(adapter: DialectAdapter): WebhookReposit
 
 /** Expired claims are deleted at most this often per process, by whichever claim comes next. */
 const CLAIM_PRUNE_INTERVAL_MS = 60_000;
-const CLAIM_PART_MAX = 256;
 
-export function createClaims(
-  adapter: DialectAdapter,
-): (namespace: string, id: string, expiresAt: Date) => Promise<boolean> {
+export function createClaims(adapter: DialectAdapter): StorageAdapter['claimOnce'] {
   const t = adapter.tables.claims;
   const claim = preparedOn<Array<{ id: string }>>('store_app_claim', (db) =>
     db
@@ -492,28 +317,12 @@ export function createClaims(
         target: [t.namespace, t.id],
         // The row being inserted (its expiry, already encoded): same SQL on both dialects.
         set: { expiresAt: sql`excluded.expires_at` },
-        setWhere: lt(t.expiresAt, sql.placeholder('now')),
+        setWhere: lte(t.expiresAt, sql.placeholder('now')),
       })
       .returning({ id: t.id }),
   );
   let lastPrune = 0;
-  return async function claimOnce(namespace, id, expiresAt) {
-    if (
-      typeof namespace !== 'string' ||
-      typeof id !== 'string' ||
-      namespace.length === 0 ||
-      id.length === 0 ||
-      namespace.length > CLAIM_PART_MAX ||
-      id.length > CLAIM_PART_MAX ||
-      !(expiresAt instanceof Date) ||
-      Number.isNaN(expiresAt.getTime())
-    ) {
-      throw new ConfigError(
-        'claimOnce',
-        'needs a namespace and an id (1-256 characters) and a valid expiry date',
-      );
-    }
-    const now = new Date();
+  return async function claimOnce(namespace, id, expiresAt, now) {
     if (now.getTime() - lastPrune >= CLAIM_PRUNE_INTERVAL_MS) {
       lastPrune = now.getTime();
       await adapter.run('pruning expired claims', (db) => db.delete(t).where(lt(t.expiresAt, now)));
@@ -548,7 +357,6 @@ export interface ScopedTable {
 const KIT_TABLES = new Set([
   'store_app_installations',
   'store_app_sessions',
-  'store_app_oauth_states',
   'store_app_webhook_deliveries',
   'store_app_purge_audit',
   'store_app_claims',
@@ -599,40 +407,43 @@ export function validateStoreScopedTables(
   });
 }
 
-export function createPurge(adapter: DialectAdapter) {
+/**
+ * Deletes the store's rows of the app's tables through `tx` (the purge's
+ * transaction): the built-in storage's part of `effects`, run by the kit.
+ */
+export async function deleteStoreRows(
+  adapter: DialectAdapter,
+  scoped: readonly ScopedTable[],
+  storeId: string,
+): Promise<PurgeCounts> {
+  const counts: PurgeCounts = {};
+  for (const { name, table, storeIdColumn } of scoped) {
+    const result = await adapter.run(`purging table ${name}`, (db) =>
+      db.delete(table).where(eq(storeIdColumn, storeId)),
+    );
+    counts[name] = adapter.affected(result);
+  }
+  return counts;
+}
+
+export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>['purge'] {
   const t = adapter.tables;
-  // kit.purge passes the same array every time: check it once, not per purge.
-  const checked = new WeakMap<readonly StoreScopedTable[], ScopedTable[]>();
-  const scopedTables = (tables: readonly StoreScopedTable[]): ScopedTable[] => {
-    let scoped = checked.get(tables);
-    if (!scoped) {
-      scoped = validateStoreScopedTables(tables, adapter.dialect);
-      checked.set(tables, scoped);
-    }
-    return scoped;
-  };
-  return async function purge(
-    storeId: string,
-    options: PurgeOptions = { tables: [] },
-  ): Promise<PurgeResult> {
-    const scoped = scopedTables(options.tables ?? []);
-    const result = await purgeInTransaction(storeId, options, scoped);
+  const kitTables: string[] = [getTableName(t.installations), getTableName(t.sessions)];
+  return async function purge(storeId, options) {
+    const result = await purgeInTransaction(storeId, options);
     if (!result.purged) return result;
     // After the commit, outside the transaction: deleted rows must not stay
     // readable on disk (SQLite free pages and WAL, Postgres dead tuples).
-    const touched = [
-      ...scoped.map((s) => s.name),
-      getTableName(t.installations),
-      getTableName(t.sessions),
-      ...(t.oauthStates ? [getTableName(t.oauthStates)] : []),
-    ];
-    return { ...result, scrubbed: await adapter.scrub(touched) };
+    // The app's counts are keyed by its table names (see deleteStoreRows).
+    const appTables = Object.keys(result.counts).filter(
+      (name) => !kitTables.includes(name) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name),
+    );
+    return { ...result, scrubbed: await adapter.scrub([...appTables, ...kitTables]) };
   };
 
   function purgeInTransaction(
     storeId: string,
-    options: PurgeOptions,
-    scoped: ScopedTable[],
+    options: AdapterPurgeOptions<AnyDrizzle>,
   ): Promise<PurgeResult> {
     return adapter.transaction(async (tx) => {
       // Lock the installation row first: a reinstall committing while this
@@ -676,14 +487,7 @@ export function createPurge(adapter: DialectAdapter) {
           if (done.length > 0) return { purged: false, counts: {} };
         }
       }
-      const counts: Record<string, number> = {};
-      for (const { name, table, storeIdColumn } of scoped) {
-        const result = await adapter.run(`purging table ${name}`, (db) =>
-          db.delete(table).where(eq(storeIdColumn, storeId)),
-        );
-        counts[name] = adapter.affected(result);
-      }
-      if (options.onPurge) await options.onPurge(storeId, tx);
+      const counts: PurgeCounts = { ...((await options.effects?.(tx)) ?? {}) };
       // With no row to lock above, a reinstall may still insert meanwhile on
       // Postgres: an uninstall event never deletes an installation newer than it.
       const installation =
@@ -702,7 +506,6 @@ export function createPurge(adapter: DialectAdapter) {
       const kit = [
         [t.installations, installation],
         [t.sessions, eq(t.sessions.storeId, storeId)],
-        ...(t.oauthStates ? [[t.oauthStates, eq(t.oauthStates.storeId, storeId)] as const] : []),
       ] as const;
       for (const [table, where] of kit) {
         const name = getTableName(table);
@@ -714,7 +517,7 @@ export function createPurge(adapter: DialectAdapter) {
       await adapter.run('writing the purge audit row', (db) =>
         db
           .insert(t.purgeAudit)
-          .values({ storeId, purgedAt: new Date(), eventAt: before ?? null, counts }),
+          .values({ storeId, purgedAt: options.now, eventAt: before ?? null, counts }),
       );
       return { purged: true, counts };
     }, RETRY_LOCK_CONFLICTS);

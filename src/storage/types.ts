@@ -1,16 +1,19 @@
 /**
- * The storage contract every other module codes against. Implementations live
- * beside this file (SQLite via better-sqlite3, Postgres via pg, both through
- * Drizzle); one shared test suite runs against both.
+ * The storage every other module of the kit codes against: ./sealed.ts builds
+ * it on any StorageAdapter (./contract.ts, the public seam), adding token
+ * encryption, input checks and the express-session store.
  *
- * Rules every implementation keeps:
- * - Tokens are encrypted before they reach the database and decrypted after
+ * Rules:
+ * - Tokens are encrypted before they reach the adapter and decrypted after
  *   they leave it (compact JWE, see src/crypto). Nothing outside storage ever
- *   sees ciphertext; nothing inside the database ever holds plaintext.
+ *   sees ciphertext; no adapter ever sees plaintext.
  * - A database failure throws StorageError (src/errors), never returns null.
  * - Every method is safe to call from several processes on one database.
  */
 import type { Store as SessionStore } from 'express-session';
+import type { PendingPurgeEntry, PendingPurgeRecord, PurgeResult } from './contract.js';
+
+export type { PurgeCounts, PurgeResult } from './contract.js';
 
 export type Dialect = 'sqlite' | 'postgres' | 'mysql';
 
@@ -54,21 +57,6 @@ export interface TokenSet {
   accessTokenExpiresAt: Date;
 }
 
-/** Pending OAuth state, kept server-side between /auth and /auth/callback. */
-export interface OAuthStateRecord {
-  state: string;
-  codeVerifier: string;
-  /** The store the install began for, when the begin named one. */
-  storeId: string | null;
-  /** Random value also set in the browser's top-level SameSite=Lax cookie. */
-  browserBinding: string;
-  /** Set when the callback restarted the install after invalid_grant (no loops). */
-  retried: boolean;
-  /** Where to send the merchant afterwards (an app-relative path), if any. */
-  returnTo: string | null;
-  expiresAt: Date;
-}
-
 export interface InstallationRepository {
   get(storeId: string): Promise<Installation | null>;
   list(): Promise<Installation[]>;
@@ -105,25 +93,12 @@ export interface InstallationRepository {
   listExpiringBefore(before: Date, limit: number): Promise<string[]>;
   /** Every installation's store id, for re-encryption and admin listings. */
   listStoreIds(): Promise<string[]>;
-  /** Re-encrypt one row's tokens with the newest key (rotate-keys). Returns true if it changed. */
+  /**
+   * Re-encrypt one row's tokens with the newest key (rotate-keys), under the
+   * refresh lease so a refresh landing meanwhile is never overwritten.
+   * Returns true if it changed.
+   */
   reencrypt(storeId: string): Promise<boolean>;
-  /**
-   * Delete the installation row only (tokens gone; sessions and app rows kept).
-   * Returns true if a row was deleted. For "uninstall everything" use `purge`.
-   */
-  delete(storeId: string): Promise<boolean>;
-}
-
-export interface OAuthStateRepository {
-  create(record: OAuthStateRecord): Promise<void>;
-  /** Atomically read and delete (single use). Expired records return null. */
-  consume(state: string): Promise<OAuthStateRecord | null>;
-  deleteExpired(now: Date): Promise<number>;
-  /**
-   * Re-encrypt every pending record with the newest key (rotate-keys). Records
-   * that cannot be decrypted (key removed) are skipped and counted in `failed`.
-   */
-  reencryptAll(): Promise<{ scanned: number; changed: number; failed: number }>;
 }
 
 /** A Drizzle database handle of the active dialect, for the app's own tables. */
@@ -137,15 +112,13 @@ export type AnyDrizzle = any;
 // biome-ignore lint/suspicious/noExplicitAny: any Drizzle table of either dialect.
 export type StoreScopedTable = any;
 
-export interface PurgeCounts {
-  /** Rows deleted per table name, kit tables and the app's own. */
-  [table: string]: number;
-}
-
 export interface PurgeOptions {
-  /** The app's own store-scoped tables. */
+  /** The app's own store-scoped tables (built-in dialects only). */
   tables: readonly StoreScopedTable[];
-  /** Runs inside the purge transaction for anything else the app holds. */
+  /**
+   * Runs inside the purge transaction for anything else the app holds; `tx`
+   * is the adapter's transaction handle (Drizzle on the built-in dialects).
+   */
   onPurge?: (storeId: string, tx: AnyDrizzle) => Promise<void> | void;
   /**
    * Only purge if the installation was installed at or before this instant: an
@@ -156,37 +129,16 @@ export interface PurgeOptions {
   ifInstalledBefore?: Date;
 }
 
-export interface PurgeResult {
-  /** false when skipped because a newer installation exists. */
-  purged: boolean;
-  counts: PurgeCounts;
-  /**
-   * Whether the deleted bytes were also scrubbed from disk after the commit
-   * (SQLite: WAL checkpoint TRUNCATE; Postgres: VACUUM of the touched tables).
-   * false when that step failed (logged; the rows are deleted either way).
-   */
-  scrubbed?: boolean;
-}
-
 /** An uninstall's purge not yet done (the purge outbox). */
-export interface PendingPurge {
-  eventId: string;
-  storeId: string;
-  /** The uninstall's own time (platform clock). */
-  eventAt: Date;
-  createdAt: Date;
-  attempts: number;
-  nextAttemptAt: Date;
-  /** Error code of the last failed attempt. */
-  lastError: string | null;
-}
+export type PendingPurge = PendingPurgeRecord;
 
 export interface PendingPurgeRepository {
   /**
-   * Record a pending purge. Call inside `webhooks.runOnce`'s effects so it
-   * commits with the dedupe row or not at all. A second add of one event is a no-op.
+   * Record a pending purge outside a delivery (a redelivery re-arming it);
+   * inside `webhooks.runOnce` use the delivery's `addPendingPurge`. A second
+   * add of one event is a no-op.
    */
-  add(entry: { eventId: string; storeId: string; eventAt: Date }): Promise<void>;
+  add(entry: PendingPurgeEntry): Promise<void>;
   /** Every pending purge, oldest first. */
   list(): Promise<PendingPurge[]>;
   /** Pending purges whose next attempt is due at `now`, oldest first. */
@@ -202,11 +154,15 @@ export interface WebhookRepository {
    * Run `effects` inside one transaction together with recording `webhookId`.
    * If the id was already recorded, `effects` does not run and the result is
    * `{ duplicate: true }`. Concurrent deliveries of one id run effects once.
+   * `delivery.addPendingPurge` writes the purge outbox in that transaction.
    */
   runOnce<T>(
     webhookId: string,
     topic: string,
-    effects: (tx: AnyDrizzle) => Promise<T>,
+    effects: (
+      tx: AnyDrizzle,
+      delivery: { addPendingPurge(entry: PendingPurgeEntry): Promise<void> },
+    ) => Promise<T>,
   ): Promise<{ duplicate: true } | { duplicate: false; result: T }>;
   /** Forget delivery ids received before `before` (older than any redelivery). Returns rows deleted. */
   pruneDeliveries(before: Date): Promise<number>;
@@ -227,26 +183,31 @@ export interface SessionStoreOptions {
 }
 
 export interface Storage {
-  readonly dialect: Dialect;
-  /** The Drizzle handle, so the app can keep its own tables in the same database. */
+  /** The built-in dialect, or 'custom' for the app's own StorageAdapter. */
+  readonly dialect: Dialect | 'custom';
+  /**
+   * The Drizzle handle, so the app can keep its own tables in the same
+   * database (built-in dialects; undefined with a custom adapter).
+   */
   readonly db: AnyDrizzle;
   readonly installations: InstallationRepository;
-  readonly oauthStates: OAuthStateRepository;
   readonly webhooks: WebhookRepository;
   /** The purge outbox (see PendingPurgeRepository). */
   readonly pendingPurges: PendingPurgeRepository;
   /** An express-session store on the same database (never MemoryStore). */
   sessionStore(options?: SessionStoreOptions): SessionStore;
   /**
-   * One transaction across kit and app tables. On SQLite, transactions are
+   * One transaction across kit and app tables (built-in dialects; a custom
+   * adapter rejects with ConfigError). On SQLite, transactions are
    * serialised in-process (better-sqlite3 is synchronous) and take the write
    * lock with BEGIN IMMEDIATE.
    */
   transaction<T>(fn: (tx: AnyDrizzle) => Promise<T>): Promise<T>;
   /**
    * Delete everything held for the store in one transaction: installation and
-   * tokens, sessions of the store, pending OAuth state for it, the app's
-   * store-scoped rows; then write one audit row (store id, time, counts).
+   * tokens, sessions of the store, the app's store-scoped rows (built-in
+   * dialects) and whatever `onPurge` deletes; then write one audit row
+   * (store id, time, counts).
    * Idempotent; other stores untouched.
    */
   purge(storeId: string, options: PurgeOptions): Promise<PurgeResult>;

@@ -112,10 +112,10 @@ export function createWebhookProcessor(deps: {
 
     let outcome: { duplicate: boolean };
     try {
-      outcome = await webhooks.runOnce(event.id, event.topic, async (tx) => {
+      outcome = await webhooks.runOnce(event.id, event.topic, async (tx, delivery) => {
         for (const handler of handlers) await handler(event, { tx });
         if (uninstall) {
-          await pendingPurges.add({
+          await delivery.addPendingPurge({
             eventId: event.id,
             storeId: uninstall.storeId,
             eventAt: uninstall.before,

@@ -1,7 +1,18 @@
 // Type assertions a consumer relies on, checked against the packed tarball
 // (copied into the fixture's src/ by scripts/check-package.js).
 import express from 'express';
-import { type StoreAppKit, storeApp } from 'store-app-kit';
+import {
+  type CustomStorageStoreAppKit,
+  type StoreAppKit,
+  type StoreAppOptions,
+  storeApp,
+} from 'store-app-kit';
+import {
+  type SealedTokens,
+  type StorageAdapter,
+  StorageError,
+  type StoredInstallation,
+} from 'store-app-kit/storage';
 
 declare const kit: StoreAppKit;
 
@@ -27,3 +38,22 @@ app.get('/untyped', (_req, res) => {
 });
 
 export const started: Promise<StoreAppKit> = storeApp();
+
+// store-app-kit/storage: an adapter author's types. Tokens reach an adapter as ciphertext only.
+declare const adapter: StorageAdapter<{ query(text: string): Promise<unknown> }>;
+const sealedAccess: SealedTokens['accessTokenEnc'] = 'eyJ…';
+// @ts-expect-error: an adapter's installation has no plaintext token field
+const plaintext: StoredInstallation['accessToken'] = sealedAccess;
+export const unavailable: Error = new StorageError('down; check the database');
+// With an adapter, storeApp() returns the kit without a Drizzle handle.
+export const custom: Promise<CustomStorageStoreAppKit> = storeApp({ storage: { adapter } });
+custom.then((k) => {
+  const none: undefined = k.db;
+  return none ?? plaintext;
+});
+// Options whose adapter is only known at run time: the kit is either kind, narrowed by dialect.
+declare const someOptions: StoreAppOptions;
+export const either: Promise<StoreAppKit | CustomStorageStoreAppKit> = storeApp(someOptions);
+either.then((k) => (k.dialect === 'custom' ? k.db : k.db.select));
+// @ts-expect-error: without narrowing, kit.db may be undefined (custom storage)
+either.then((k) => k.db.select);

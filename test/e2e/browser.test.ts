@@ -221,7 +221,7 @@ async function merchantJourney(page: Page, storeId: string): Promise<void> {
   await expect
     .poll(() => count('product_notes') + count('store_app_installations'), { timeout: 45_000 })
     .toBe(0);
-  for (const table of ['store_app_sessions', 'store_app_oauth_states']) {
+  for (const table of ['store_app_sessions']) {
     expect(count(table), table).toBe(0);
   }
   appDb.close();

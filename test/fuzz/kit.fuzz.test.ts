@@ -58,12 +58,12 @@ interface StoredState {
 
 const TABLES = [
   'select * from store_app_installations order by store_id',
-  'select count(*) as n from store_app_oauth_states',
+  'select count(*) as n from store_app_claims',
   'select * from store_app_sessions order by sid',
   'select count(*) as n from store_app_webhook_deliveries',
   'select count(*) as n from store_app_purge_audit',
 ];
-const STATES = 'select count(*) as n from store_app_oauth_states';
+const STATES = 'select count(*) as n from store_app_claims';
 
 function sqliteState(file: string): StoredState {
   const read = <T>(fn: (db: Database.Database) => T): T => {

@@ -18,11 +18,11 @@ const dir = mkdtempSync(join(tmpdir(), 'sak-bad-'));
 const file = join(dir, 'bad.db');
 let h: Harness;
 
+/** Single-use records (used states and codes): bad input must write none. */
 function pendingStates(): number {
   const db = new Database(file, { readonly: true });
   try {
-    return (db.prepare('select count(*) as n from store_app_oauth_states').get() as { n: number })
-      .n;
+    return (db.prepare('select count(*) as n from store_app_claims').get() as { n: number }).n;
   } finally {
     db.close();
   }

@@ -90,7 +90,9 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     },
   });
   const extra = opts.kit ?? {};
-  const kit = await storeApp({
+  // With `kit.storage.adapter` this is the custom-storage kit (dialect 'custom', no db):
+  // the tests that pass one check exactly that.
+  const kit = (await storeApp({
     ...extra,
     appUrl,
     environment: 'test',
@@ -101,11 +103,16 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       authUrl: opts.authUrl ?? platform.authUrl,
       ...extra.oauth,
     },
-    storage: { databaseUrl: opts.databaseUrl, encryptionKeys: [generateKey()], ...extra.storage },
+    storage: {
+      // An app-provided adapter decides where data lives: no database URL beside it.
+      ...(extra.storage?.adapter ? {} : { databaseUrl: opts.databaseUrl }),
+      encryptionKeys: [generateKey()],
+      ...extra.storage,
+    },
     session: { secret: randomBytes(32).toString('base64url'), ...extra.session },
     webhooks: { secrets: creds.webhookSecret, ...extra.webhooks },
     logger: extra.logger ?? { instance: pino({ level: 'trace' }, destination) },
-  });
+  })) as StoreAppKit;
   app.use(kit.middleware());
   opts.routes?.(app, kit);
   app.get('/', (req, res) => {

@@ -55,8 +55,48 @@ describe('main entry import graph', () => {
     expect(loaded(r.urls, 'mysql2')).toBe(false);
     expect(r.urls.filter((u) => u.startsWith(`${dist}/platform/`))).toEqual([]);
     expect(r.urls.some((u) => u.includes('drizzle-orm/node-postgres'))).toBe(false);
+    // vitest is an optional peer of store-app-kit/testing only.
+    expect(loaded(r.urls, 'vitest')).toBe(false);
+    expect(r.urls.filter((u) => u.startsWith(`${dist}/testing/`))).toEqual([]);
     expect(r.urls.some((u) => u.includes('drizzle-orm/mysql2'))).toBe(false);
     expect(r.urls).not.toContain(`${dist}/storage/mysql.js`);
+  });
+
+  it('store-app-kit/storage (for adapter authors) loads no driver, no Drizzle and no vitest', async () => {
+    const r = await runNode(
+      `const m = await import('store-app-kit/storage');
+       console.log(typeof m.StorageError, m.STORAGE_ADAPTER_METHODS.length);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^function \d+$/);
+    for (const pkg of ['pg', 'better-sqlite3', 'drizzle-orm', 'vitest', 'express']) {
+      expect(loaded(r.urls, pkg), pkg).toBe(false);
+    }
+  });
+
+  it('store-app-kit/testing reaches vitest only, no driver and no kit runtime', () => {
+    // vitest's API only loads inside a vitest run, so the graph is read from dist/ itself.
+    const bare = new Set<string>();
+    const files = new Set<string>();
+    const visit = (file: string) => {
+      if (files.has(file)) return;
+      files.add(file);
+      // Without comments: JSDoc examples show imports that are not made.
+      const code = readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      for (const [, spec] of code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+        if (spec!.startsWith('.')) visit(join(dirname(file), spec!));
+        else bare.add(spec!);
+      }
+    };
+    visit(join(root, 'dist', 'testing', 'index.js'));
+    expect([...bare].sort()).toEqual(['node:crypto', 'vitest']);
+    // The contract is imported for its types only: nothing of storage at run time.
+    expect([...files].map((f) => f.slice(join(root, 'dist').length)).sort()).toEqual([
+      '/testing/index.js',
+      '/testing/storage-suite.js',
+    ]);
   });
 
   it('importing store-app-kit loads none of the HTTP and storage stack; storeApp() loads it', async () => {

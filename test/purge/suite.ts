@@ -25,14 +25,9 @@ import {
   uninstallPayload,
 } from '../webhooks/fixtures.js';
 
+const KIT_TABLES = ['store_app_installations', 'store_app_sessions'];
+
 export function definePurgeSuite(dialect: Dialect): void {
-  // MySQL has no OAuth state table (unused by the kit, and being removed).
-  const hasOAuthStates = dialect !== 'mysql';
-  const KIT_TABLES = [
-    'store_app_installations',
-    'store_app_sessions',
-    ...(hasOAuthStates ? ['store_app_oauth_states'] : []),
-  ];
   const tableOf = (name: string, column: string) =>
     ({
       sqlite: () => sqliteTable(name, { [column]: text(column) }),
@@ -49,7 +44,7 @@ export function definePurgeSuite(dialect: Dialect): void {
     await t?.close();
   });
 
-  /** A store with an installation, a session, a pending OAuth state and 3 rows per app table. */
+  /** A store with an installation, a session and 3 rows per app table. */
   async function seedStore(storeId: string): Promise<void> {
     await seedInstallation(t.storage, storeId);
     await seedAppRows(t, storeId);
@@ -64,16 +59,6 @@ export function definePurgeSuite(dialect: Dialect): void {
         (err) => (err ? reject(err) : resolve()),
       ),
     );
-    if (!hasOAuthStates) return;
-    await t.storage.oauthStates.create({
-      state: randomUUID(),
-      codeVerifier: randomUUID() + randomUUID(),
-      storeId,
-      browserBinding: randomUUID(),
-      retried: false,
-      returnTo: null,
-      expiresAt: new Date(Date.now() + 600_000),
-    });
   }
 
   async function rowsOf(storeId: string): Promise<Record<string, number>> {
@@ -86,7 +71,6 @@ export function definePurgeSuite(dialect: Dialect): void {
   const full = {
     store_app_installations: 1,
     store_app_sessions: 1,
-    ...(hasOAuthStates ? { store_app_oauth_states: 1 } : {}),
     app_notes: 3,
     app_orders_cache: 3,
     app_settings: 3,
@@ -296,7 +280,9 @@ export function definePurgeSuite(dialect: Dialect): void {
       async (_what, installed) => {
         const storeId = `s-${randomUUID()}`;
         await seedStore(storeId);
-        if (!installed) await t.storage.installations.delete(storeId);
+        if (!installed) {
+          await t.exec(`DELETE FROM store_app_installations WHERE store_id = '${storeId}'`);
+        }
         const before = new Date();
         let reachedHook!: () => void;
         const inHook = new Promise<void>((r) => {

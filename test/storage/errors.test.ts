@@ -84,7 +84,7 @@ describe('storage failures are typed', () => {
       await expect(storage.installations.get('s')).rejects.toMatchObject({
         code: 'STORAGE_UNAVAILABLE',
       });
-      await expect(storage.oauthStates.consume('x')).rejects.toMatchObject({
+      await expect(storage.claimOnce('ns', 'x', new Date())).rejects.toMatchObject({
         code: 'STORAGE_UNAVAILABLE',
       });
       await expect(storage.webhooks.runOnce('id', 't', async () => 1)).rejects.toMatchObject({
@@ -157,7 +157,7 @@ describe('storage failures are typed', () => {
 });
 
 describe('no plaintext secret in the SQLite file', () => {
-  it('scans the database and WAL bytes for every token, verifier and binding written', async () => {
+  it('scans the database and WAL bytes for every token written', async () => {
     const sub = mkdtempSync(join(dir, 'scan-'));
     const storage = await createStorage({ databaseUrl: join(sub, 'app.db'), encryptionKeys: keys });
     const secrets: string[] = [];
@@ -170,19 +170,6 @@ describe('no plaintext secret in the SQLite file', () => {
         accessToken: access,
         refreshToken: refresh,
         accessTokenExpiresAt: new Date(Date.now() + 60_000),
-      });
-      const state = generateKey();
-      const verifier = generateKey() + generateKey();
-      const binding = generateKey();
-      secrets.push(state, verifier, binding);
-      await storage.oauthStates.create({
-        state,
-        codeVerifier: verifier,
-        storeId: `store-${i}`,
-        browserBinding: binding,
-        retried: false,
-        returnTo: null,
-        expiresAt: new Date(Date.now() + 60_000),
       });
     }
     // Rows still in the WAL count: scan every file of the database, before and after a checkpoint.

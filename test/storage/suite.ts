@@ -1,7 +1,9 @@
 /**
- * The one storage suite, run on a SQLite file and on Postgres. `open` gives a
- * fresh migrated Storage on the same database each call (several instances
- * stand in for several processes).
+ * The kit's own storage behaviour on the built-in dialects, run on a SQLite
+ * file, Postgres and MariaDB: token encryption above the adapter, app tables
+ * in purges and transactions, the express-session store. The adapter contract
+ * itself is the conformance suite (src/testing, run by ./conformance.test.ts).
+ * `open` gives a fresh migrated Storage on the same database each call.
  */
 
 import { eq, sql } from 'drizzle-orm';
@@ -105,7 +107,6 @@ function tokens(suffix: string, expiresInMs = 3_600_000): TokenSet {
 }
 
 export function defineStorageSuite(ctx: SuiteContext) {
-  const hasOAuthStates = ctx.dialect !== 'mysql';
   let storage: Storage;
   // biome-ignore lint/suspicious/noExplicitAny: the app tables of the active dialect.
   let notes: any;
@@ -151,38 +152,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect((await storage.installations.get(storeId))?.refreshToken).toBeNull();
     });
 
-    it('reinstall replaces tokens and scopes in place, bumps version, clears reauth and lease', async () => {
-      const storeId = uniqueStore('reinstall');
-      const first = await storage.installations.upsert(storeId, tokens('one'));
-      await storage.installations.markNeedsReauth(storeId);
-      expect(await storage.installations.acquireRefreshLease(storeId, 1, 'a', 60_000)).toBe(true);
-      const next = { ...tokens('two'), scopes: ['read_products'] };
-      const second = await storage.installations.upsert(storeId, next);
-      expect(second.version).toBe(first.version + 1);
-      expect(second.accessToken).toBe(next.accessToken);
-      expect(second.scopes).toEqual(['read_products']);
-      expect(second.needsReauth).toBe(false);
-      expect(second.installedAt.getTime()).toBeGreaterThanOrEqual(first.installedAt.getTime());
-      // The lease was cleared: another owner can take it at the new version.
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, second.version, 'b', 60_000),
-      ).toBe(true);
-      expect(
-        (await storage.installations.list()).filter((i) => i.storeId === storeId),
-      ).toHaveLength(1);
-    });
-
-    it('delete removes only that installation', async () => {
-      const a = uniqueStore('del-a');
-      const b = uniqueStore('del-b');
-      await storage.installations.upsert(a, tokens('a'));
-      await storage.installations.upsert(b, tokens('b'));
-      expect(await storage.installations.delete(a)).toBe(true);
-      expect(await storage.installations.delete(a)).toBe(false);
-      expect(await storage.installations.get(a)).toBeNull();
-      expect(await storage.installations.get(b)).not.toBeNull();
-    });
-
     it('refuses tokens without a valid expiry', async () => {
       const bad = { ...tokens('x'), accessTokenExpiresAt: new Date(Number.NaN) };
       await expect(storage.installations.upsert(uniqueStore('bad'), bad)).rejects.toMatchObject({
@@ -192,47 +161,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
   });
 
   describe('refresh lease (compare-and-swap)', () => {
-    it('two owners race across instances: exactly one wins', async () => {
-      const storeId = uniqueStore('race');
-      const inst = await storage.installations.upsert(storeId, tokens('r'));
-      const other = await ctx.open();
-      try {
-        const results = await Promise.all([
-          storage.installations.acquireRefreshLease(storeId, inst.version, 'owner-a', 60_000),
-          other.installations.acquireRefreshLease(storeId, inst.version, 'owner-b', 60_000),
-          storage.installations.acquireRefreshLease(storeId, inst.version, 'owner-c', 60_000),
-        ]);
-        expect(results.filter(Boolean)).toHaveLength(1);
-      } finally {
-        await other.close();
-      }
-    });
-
-    it('a moved version refuses the lease', async () => {
-      const storeId = uniqueStore('moved');
-      const inst = await storage.installations.upsert(storeId, tokens('m'));
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version + 1, 'a', 60_000),
-      ).toBe(false);
-      expect(await storage.installations.acquireRefreshLease(uniqueStore('none'), 1, 'a', 1)).toBe(
-        false,
-      );
-    });
-
-    it('an expired lease can be taken by another owner', async () => {
-      const storeId = uniqueStore('expired-lease');
-      const inst = await storage.installations.upsert(storeId, tokens('e'));
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', -1000),
-      ).toBe(true);
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
-      ).toBe(true);
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', 60_000),
-      ).toBe(false);
-    });
-
     it('completeRefresh commits for the holder and bumps version; a lost lease gets null', async () => {
       const storeId = uniqueStore('complete');
       const inst = await storage.installations.upsert(storeId, tokens('c'));
@@ -250,146 +178,9 @@ export function defineStorageSuite(ctx: SuiteContext) {
         await storage.installations.acquireRefreshLease(storeId, done!.version, 'c', 1000),
       ).toBe(true);
     });
-
-    it('releaseRefreshLease frees the lease for another owner without changing tokens', async () => {
-      const storeId = uniqueStore('release');
-      const inst = await storage.installations.upsert(storeId, tokens('l'));
-      await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', 60_000);
-      await storage.installations.releaseRefreshLease(storeId, 'b'); // not the holder: no effect
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
-      ).toBe(false);
-      await storage.installations.releaseRefreshLease(storeId, 'a');
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
-      ).toBe(true);
-      expect((await storage.installations.get(storeId))?.accessToken).toBe(inst.accessToken);
-    });
-
-    it('markNeedsReauth flags the row, keeps it, and clears the lease', async () => {
-      const storeId = uniqueStore('reauth');
-      const inst = await storage.installations.upsert(storeId, tokens('ra'));
-      await storage.installations.acquireRefreshLease(storeId, inst.version, 'a', 60_000);
-      await storage.installations.markNeedsReauth(storeId);
-      const row = await storage.installations.get(storeId);
-      expect(row).toMatchObject({ needsReauth: true, accessToken: inst.accessToken });
-      expect(
-        await storage.installations.acquireRefreshLease(storeId, inst.version, 'b', 60_000),
-      ).toBe(true);
-    });
-
-    it('markNeedsReauth with an expected version spares a row that moved on (reinstall)', async () => {
-      const storeId = uniqueStore('reauth-cas');
-      const old = await storage.installations.upsert(storeId, tokens('old'));
-      const reinstalled = await storage.installations.upsert(storeId, tokens('new'));
-      expect(await storage.installations.markNeedsReauth(storeId, old.version)).toBe(false);
-      expect(await storage.installations.get(storeId)).toMatchObject({ needsReauth: false });
-      expect(await storage.installations.markNeedsReauth(storeId, reinstalled.version)).toBe(true);
-      expect(await storage.installations.get(storeId)).toMatchObject({ needsReauth: true });
-    });
-
-    it('listExpiringBefore returns soonest first, skips flagged rows, honours limit', async () => {
-      const base = Date.now() + 10 * 365 * 86_400_000; // far future: unaffected by other tests
-      const ids = [uniqueStore('exp1'), uniqueStore('exp2'), uniqueStore('exp3')];
-      await storage.installations.upsert(ids[0]!, {
-        ...tokens('1'),
-        accessTokenExpiresAt: new Date(base + 3000),
-      });
-      await storage.installations.upsert(ids[1]!, {
-        ...tokens('2'),
-        accessTokenExpiresAt: new Date(base + 1000),
-      });
-      await storage.installations.upsert(ids[2]!, {
-        ...tokens('3'),
-        accessTokenExpiresAt: new Date(base + 2000),
-      });
-      await storage.installations.markNeedsReauth(ids[2]!);
-      const all = await storage.installations.listExpiringBefore(new Date(base + 5000), 1000);
-      const ours = all.filter((id) => ids.includes(id));
-      expect(ours).toEqual([ids[1], ids[0]]);
-      const before = await storage.installations.listExpiringBefore(new Date(base + 1500), 1000);
-      expect(before).toContain(ids[1]);
-      expect(before).not.toContain(ids[0]);
-      expect(await storage.installations.listExpiringBefore(new Date(base + 5000), 1)).toHaveLength(
-        1,
-      );
-    });
-  });
-
-  // MySQL has no OAuth state table (unused by the kit, and being removed).
-  describe.skipIf(!hasOAuthStates)('oauth states', () => {
-    const record = (state: string, expiresInMs = 600_000) => ({
-      state,
-      codeVerifier: `verifier_${generateKey()}${generateKey()}`.slice(0, 64),
-      storeId: 'store-x',
-      browserBinding: generateKey(),
-      retried: false,
-      returnTo: '/settings',
-      expiresAt: new Date(Date.now() + expiresInMs),
-    });
-
-    it('consume returns the record once', async () => {
-      const r = record(generateKey());
-      await storage.oauthStates.create(r);
-      const got = await storage.oauthStates.consume(r.state);
-      expect(got).toEqual(r);
-      expect(await storage.oauthStates.consume(r.state)).toBeNull();
-      expect(await storage.oauthStates.consume(generateKey())).toBeNull();
-    });
-
-    it('concurrent consumes of one state: exactly one gets it', async () => {
-      const r = record(generateKey());
-      await storage.oauthStates.create(r);
-      const got = await Promise.all(
-        Array.from({ length: 10 }, () => storage.oauthStates.consume(r.state)),
-      );
-      expect(got.filter((g) => g !== null)).toHaveLength(1);
-    });
-
-    it('an expired state is null and deleteExpired removes it', async () => {
-      const expired = record(generateKey(), -1000);
-      await storage.oauthStates.create(expired);
-      expect(await storage.oauthStates.consume(expired.state)).toBeNull();
-      const again = record(generateKey(), -1000);
-      await storage.oauthStates.create(again);
-      expect(await storage.oauthStates.deleteExpired(new Date())).toBeGreaterThanOrEqual(1);
-      expect(await storage.oauthStates.consume(again.state)).toBeNull();
-    });
   });
 
   describe('webhook dedupe', () => {
-    it('runs effects once and reports the duplicate', async () => {
-      const id = `msg_${generateKey()}`;
-      let runs = 0;
-      const first = await storage.webhooks.runOnce(id, 'app.uninstalled', async () => ++runs);
-      expect(first).toEqual({ duplicate: false, result: 1 });
-      expect(await storage.webhooks.runOnce(id, 'app.uninstalled', async () => ++runs)).toEqual({
-        duplicate: true,
-      });
-      expect(runs).toBe(1);
-    });
-
-    it('100 parallel deliveries of one id (over two instances) run effects once', async () => {
-      const id = `msg_${generateKey()}`;
-      const other = await ctx.open();
-      let runs = 0;
-      try {
-        const results = await Promise.all(
-          Array.from({ length: 100 }, (_, i) =>
-            (i % 2 ? other : storage).webhooks.runOnce(id, 'orders.create', async () => {
-              runs++;
-              await new Promise((r) => setTimeout(r, 5));
-              return 'done';
-            }),
-          ),
-        );
-        expect(runs).toBe(1);
-        expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
-      } finally {
-        await other.close();
-      }
-    });
-
     it('effects that throw roll back the id and their writes, so a retry runs', async () => {
       const id = `msg_${generateKey()}`;
       const storeId = uniqueStore('wh');
@@ -402,18 +193,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect(await countRows('app_notes', storeId)).toBe(0);
       const retry = await storage.webhooks.runOnce(id, 't', async () => 'ok');
       expect(retry).toEqual({ duplicate: false, result: 'ok' });
-    });
-
-    it('pruneDeliveries forgets old ids', async () => {
-      const id = `msg_${generateKey()}`;
-      await storage.webhooks.runOnce(id, 't', async () => 1);
-      expect(
-        await storage.webhooks.pruneDeliveries(new Date(Date.now() + 1000)),
-      ).toBeGreaterThanOrEqual(1);
-      expect(await storage.webhooks.runOnce(id, 't', async () => 2)).toEqual({
-        duplicate: false,
-        result: 2,
-      });
     });
   });
 
@@ -436,16 +215,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
         { shop: storeId, body: 'n2' },
       ]);
       await storage.db.insert(tags).values({ storeId, tag: 't1' });
-      if (!hasOAuthStates) return seedSession(storeId);
-      await storage.oauthStates.create({
-        state: generateKey(),
-        codeVerifier: generateKey(),
-        storeId,
-        browserBinding: generateKey(),
-        retried: false,
-        returnTo: null,
-        expiresAt: new Date(Date.now() + 60_000),
-      });
       await seedSession(storeId);
     }
 
@@ -459,12 +228,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
       );
     }
 
-    /** `rows` plus, where the dialect has the table, the OAuth state rows. */
-    const withStates = <T extends object>(rows: T, states: number) =>
-      hasOAuthStates ? { ...rows, states } : rows;
-    const withStateCount = <T extends object>(counts: T, n: number) =>
-      hasOAuthStates ? { ...counts, store_app_oauth_states: n } : counts;
-
     async function countFor(storeId: string) {
       const q = (table: string) => countRows(table, storeId);
       return {
@@ -472,7 +235,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
         tags: await q('app_tags'),
         installations: await q('store_app_installations'),
         sessions: await q('store_app_sessions'),
-        ...(hasOAuthStates ? { states: await q('store_app_oauth_states') } : {}),
       };
     }
 
@@ -483,18 +245,14 @@ export function defineStorageSuite(ctx: SuiteContext) {
       await seed(kept);
       const result = await storage.purge(gone, { tables: [notes, tags] });
       expect(result.purged).toBe(true);
-      expect(result.counts).toEqual(
-        withStateCount(
-          { app_notes: 2, app_tags: 1, store_app_installations: 1, store_app_sessions: 1 },
-          1,
-        ),
-      );
-      expect(await countFor(gone)).toEqual(
-        withStates({ notes: 0, tags: 0, installations: 0, sessions: 0 }, 0),
-      );
-      expect(await countFor(kept)).toEqual(
-        withStates({ notes: 2, tags: 1, installations: 1, sessions: 1 }, 1),
-      );
+      expect(result.counts).toEqual({
+        app_notes: 2,
+        app_tags: 1,
+        store_app_installations: 1,
+        store_app_sessions: 1,
+      });
+      expect(await countFor(gone)).toEqual({ notes: 0, tags: 0, installations: 0, sessions: 0 });
+      expect(await countFor(kept)).toEqual({ notes: 2, tags: 1, installations: 1, sessions: 1 });
       const again = await storage.purge(gone, { tables: [notes, tags] });
       expect(again.purged).toBe(true);
       expect(Object.values(again.counts).every((n) => n === 0)).toBe(true);
@@ -535,65 +293,18 @@ export function defineStorageSuite(ctx: SuiteContext) {
           },
         }),
       ).rejects.toThrow('external system down');
-      expect(await countFor(storeId)).toEqual(
-        withStates({ notes: 2, tags: 1, installations: 1, sessions: 1 }, 1),
-      );
+      expect(await countFor(storeId)).toEqual({ notes: 2, tags: 1, installations: 1, sessions: 1 });
       // The retry completes the purge.
       expect((await storage.purge(storeId, { tables: [notes, tags] })).purged).toBe(true);
-      expect(await countFor(storeId)).toEqual(
-        withStates({ notes: 0, tags: 0, installations: 0, sessions: 0 }, 0),
-      );
-    });
-
-    it('skips when a reinstall happened after the uninstall (ifInstalledBefore)', async () => {
-      const storeId = uniqueStore('purge-late');
-      const uninstalledAt = new Date(Date.now() - 60_000);
-      await seed(storeId);
-      const skipped = await storage.purge(storeId, {
-        tables: [notes, tags],
-        ifInstalledBefore: uninstalledAt,
-      });
-      expect(skipped).toEqual({ purged: false, counts: {} });
-      expect((await countFor(storeId)).installations).toBe(1);
-      const done = await storage.purge(storeId, {
-        tables: [notes, tags],
-        ifInstalledBefore: new Date(Date.now() + 1000),
-      });
-      expect(done.purged).toBe(true);
-    });
-
-    it('compares the event time with the platform-clock install time when the row has one', async () => {
-      const storeId = uniqueStore('purge-platform-clock');
-      await seed(storeId);
-      // The platform's clock is 10 min behind ours: installed at T-10min in its clock.
-      const platformInstalledAt = new Date(Date.now() - 600_000);
-      await storage.installations.upsert(storeId, tokens('pc'), { platformInstalledAt });
-      expect((await storage.installations.get(storeId))?.platformInstalledAt).toEqual(
-        platformInstalledAt,
-      );
-      // An uninstall stamped before the install (platform clock) leaves it alone, although
-      // our clock would call the installation newer than any of these instants.
-      const older = await storage.purge(storeId, {
-        tables: [notes, tags],
-        ifInstalledBefore: new Date(platformInstalledAt.getTime() - 1000),
-      });
-      expect(older.purged).toBe(false);
-      expect((await countFor(storeId)).installations).toBe(1);
-      // One stamped after it purges, although our clock would call it older than the install.
-      const newer = await storage.purge(storeId, {
-        tables: [notes, tags],
-        ifInstalledBefore: new Date(platformInstalledAt.getTime() + 1000),
-      });
-      expect(newer.purged).toBe(true);
-      expect((await countFor(storeId)).installations).toBe(0);
+      expect(await countFor(storeId)).toEqual({ notes: 0, tags: 0, installations: 0, sessions: 0 });
     });
 
     it('the purge outbox: add once per event, list, due, failure with backoff, complete', async () => {
       const storeId = uniqueStore('outbox');
       const eventId = `evt-${storeId}`;
       const eventAt = new Date(Date.now() - 5000);
-      await storage.webhooks.runOnce(eventId, 'app.uninstalled', async () => {
-        await storage.pendingPurges.add({ eventId, storeId, eventAt });
+      await storage.webhooks.runOnce(eventId, 'app.uninstalled', async (_tx, delivery) => {
+        await delivery.addPendingPurge({ eventId, storeId, eventAt });
       });
       await storage.pendingPurges.add({ eventId, storeId, eventAt });
       const mine = async () =>
@@ -616,51 +327,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
       expect(await mine()).toEqual([]);
     });
 
-    it('a pending purge rolls back with the delivery record when a handler fails', async () => {
-      const storeId = uniqueStore('outbox-rollback');
-      const eventId = `evt-${storeId}`;
-      await expect(
-        storage.webhooks.runOnce(eventId, 'app.uninstalled', async () => {
-          await storage.pendingPurges.add({ eventId, storeId, eventAt: new Date() });
-          throw new Error('handler failed');
-        }),
-      ).rejects.toThrow('handler failed');
-      expect((await storage.pendingPurges.list()).some((p) => p.eventId === eventId)).toBe(false);
-    });
-
-    it('a second purge for the same uninstall event does nothing (no second onPurge)', async () => {
-      const storeId = uniqueStore('purge-twice');
-      await seed(storeId);
-      let hooks = 0;
-      const onPurge = () => {
-        hooks += 1;
-      };
-      const event = { tables: [notes, tags], onPurge, ifInstalledBefore: new Date() };
-      const first = await storage.purge(storeId, event);
-      const second = await storage.purge(storeId, event);
-      expect(first.purged).toBe(true);
-      expect(second).toEqual({ purged: false, counts: {} });
-      expect(hooks).toBe(1);
-    });
-
-    it('recognises a duplicate of the same event even when the platform clock runs ahead of ours', async () => {
-      const storeId = uniqueStore('purge-skew');
-      await seed(storeId);
-      let hooks = 0;
-      const onPurge = () => {
-        hooks += 1;
-      };
-      // uninstalled_at as the platform stamped it: a day ahead of this process's clock.
-      const event = {
-        tables: [notes, tags],
-        onPurge,
-        ifInstalledBefore: new Date(Date.now() + 86_400_000),
-      };
-      expect((await storage.purge(storeId, event)).purged).toBe(true);
-      expect(await storage.purge(storeId, event)).toEqual({ purged: false, counts: {} });
-      expect(hooks).toBe(1);
-    });
-
     it('refuses a table without a store_id column and a table of the other dialect', async () => {
       const bad =
         ctx.dialect === 'sqlite'
@@ -679,30 +345,6 @@ export function defineStorageSuite(ctx: SuiteContext) {
   });
 
   describe('claimOnce', () => {
-    it('gives an id to exactly one caller across instances, until it expires', async () => {
-      const other = await ctx.open();
-      try {
-        const id = uniqueStore('jti');
-        const until = new Date(Date.now() + 60_000);
-        const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) =>
-            (i % 2 ? other : storage).claimOnce('launch-jti', id, until),
-          ),
-        );
-        expect(results.filter(Boolean)).toHaveLength(1);
-        expect(await other.claimOnce('launch-jti', id, until)).toBe(false);
-        // Namespaces are separate.
-        expect(await storage.claimOnce('other-ns', id, until)).toBe(true);
-        // An expired claim can be taken again, once.
-        const stale = uniqueStore('jti-old');
-        expect(await storage.claimOnce('launch-jti', stale, new Date(Date.now() - 1))).toBe(true);
-        expect(await other.claimOnce('launch-jti', stale, until)).toBe(true);
-        expect(await storage.claimOnce('launch-jti', stale, until)).toBe(false);
-      } finally {
-        await other.close();
-      }
-    });
-
     it('refuses an empty id with a coded error', async () => {
       await expect(storage.claimOnce('launch-jti', '', new Date())).rejects.toMatchObject({
         code: 'CONFIG_INVALID',

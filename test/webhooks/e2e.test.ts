@@ -17,7 +17,7 @@ import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 import { APP_TABLE_NAMES, pgAppTables, sqliteAppTables } from './fixtures.js';
 
-const KIT_TABLES = ['store_app_installations', 'store_app_sessions', 'store_app_oauth_states'];
+const KIT_TABLES = ['store_app_installations', 'store_app_sessions'];
 const dir = mkdtempSync(join(tmpdir(), 'sak-webhooks-e2e-'));
 let pg: TempDatabase;
 

@@ -52,25 +52,6 @@ export const sessions = pgTable(
   ],
 );
 
-export const oauthStates = pgTable(
-  'store_app_oauth_states',
-  {
-    /** SHA-256 of the state (base64url): a database read does not yield a usable state. */
-    stateHash: text('state_hash').primaryKey(),
-    codeVerifierEnc: text('code_verifier_enc').notNull(),
-    storeId: text('store_id'),
-    browserBindingEnc: text('browser_binding_enc').notNull(),
-    retried: boolean('retried').notNull().default(false),
-    returnTo: text('return_to'),
-    expiresAt: ts('expires_at').notNull(),
-    createdAt: ts('created_at').notNull(),
-  },
-  (t) => [
-    index('store_app_oauth_states_store_id_idx').on(t.storeId),
-    index('store_app_oauth_states_expires_at_idx').on(t.expiresAt),
-  ],
-);
-
 export const webhookDeliveries = pgTable(
   'store_app_webhook_deliveries',
   {

@@ -48,25 +48,6 @@ export const sessions = sqliteTable(
   ],
 );
 
-export const oauthStates = sqliteTable(
-  'store_app_oauth_states',
-  {
-    /** SHA-256 of the state (base64url): a database read does not yield a usable state. */
-    stateHash: text('state_hash').primaryKey(),
-    codeVerifierEnc: text('code_verifier_enc').notNull(),
-    storeId: text('store_id'),
-    browserBindingEnc: text('browser_binding_enc').notNull(),
-    retried: integer('retried', { mode: 'boolean' }).notNull().default(false),
-    returnTo: text('return_to'),
-    expiresAt: ms('expires_at').notNull(),
-    createdAt: ms('created_at').notNull(),
-  },
-  (t) => [
-    index('store_app_oauth_states_store_id_idx').on(t.storeId),
-    index('store_app_oauth_states_expires_at_idx').on(t.expiresAt),
-  ],
-);
-
 export const webhookDeliveries = sqliteTable(
   'store_app_webhook_deliveries',
   {

@@ -1,0 +1,233 @@
+/**
+ * The kit side of the storage seam: turns any StorageAdapter (./contract.ts)
+ * into the Storage the rest of the kit uses (./types.ts). Encryption lives
+ * here, above every adapter: tokens are sealed (compact JWE bound to the store
+ * id) before an adapter sees them and opened after it returns them, so no
+ * adapter, built-in or third-party, ever holds a plaintext token. Inputs are
+ * checked here once, so adapters receive only valid values.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { TokenCipher } from '../crypto/index.js';
+import { ConfigError } from '../errors/index.js';
+import type { BuiltinStorageAdapter } from './builtin.js';
+import type { PurgeCounts, SealedTokens, StorageAdapter, StoredInstallation } from './contract.js';
+import { AdapterSessionStore } from './session-store.js';
+import type { Installation, Storage, TokenSet } from './types.js';
+
+const CLAIM_PART_MAX = 256;
+/** Far enough ahead that every pending purge is "due": the outbox listing. */
+const END_OF_TIME = new Date(Date.UTC(9999, 11, 31));
+const LIST_PENDING_MAX = 10_000;
+/** How long rotate-keys holds a row's refresh lease while it re-encrypts it. */
+const REWRAP_LEASE_MS = 30_000;
+
+export interface SealOptions {
+  cipher: TokenCipher;
+  logger?: Logger | undefined;
+  /** The built-in adapter's extras (`kit.db`, transactions, app tables), when it is one. */
+  builtin?: BuiltinStorageAdapter | undefined;
+}
+
+/** Builds the kit's Storage on `adapter`; the adapter only ever sees ciphertext. */
+export function sealStorage(adapter: StorageAdapter, options: SealOptions): Storage {
+  const { cipher, builtin } = options;
+  const sessionStores = new Set<AdapterSessionStore>();
+
+  async function open(row: StoredInstallation): Promise<Installation> {
+    // Two ciphertexts (each token has its field, so rotate-keys and refresh
+    // rewrite them alike); decrypted side by side, one wait instead of two.
+    const [accessToken, refreshToken] = await Promise.all([
+      cipher.decrypt(row.accessTokenEnc, row.storeId),
+      row.refreshTokenEnc === null ? null : cipher.decrypt(row.refreshTokenEnc, row.storeId),
+    ]);
+    return {
+      storeId: row.storeId,
+      scopes: [...row.scopes],
+      accessToken,
+      refreshToken,
+      accessTokenExpiresAt: row.accessTokenExpiresAt,
+      installedAt: row.installedAt,
+      updatedAt: row.updatedAt,
+      version: row.version,
+      needsReauth: row.needsReauth,
+      platformInstalledAt: row.platformInstalledAt ?? null,
+    };
+  }
+
+  async function seal(storeId: string, tokens: TokenSet): Promise<SealedTokens> {
+    if (
+      !(tokens.accessTokenExpiresAt instanceof Date) ||
+      Number.isNaN(+tokens.accessTokenExpiresAt)
+    ) {
+      // A missing expiry would never be refreshed again; refuse it here.
+      throw new ConfigError('accessTokenExpiresAt', 'must be a valid Date when storing tokens');
+    }
+    return {
+      scopes: [...tokens.scopes],
+      accessTokenEnc: await cipher.encrypt(tokens.accessToken, storeId),
+      refreshTokenEnc:
+        tokens.refreshToken === null ? null : await cipher.encrypt(tokens.refreshToken, storeId),
+      keyId: cipher.currentKid,
+      accessTokenExpiresAt: tokens.accessTokenExpiresAt,
+    };
+  }
+
+  const { installations: rows, refreshLease } = adapter;
+
+  return {
+    dialect: builtin?.dialect ?? 'custom',
+    db: builtin?.db,
+    installations: {
+      async get(storeId) {
+        const row = await rows.get(storeId);
+        return row ? open(row) : null;
+      },
+      async list() {
+        return Promise.all(byStoreId(await rows.list()).map(open));
+      },
+      async upsert(storeId, tokens, metadata = {}) {
+        const sealed = await seal(storeId, tokens);
+        return open(
+          await rows.save(storeId, sealed, {
+            platformInstalledAt: metadata.platformInstalledAt ?? null,
+            now: new Date(),
+          }),
+        );
+      },
+      acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
+        const now = new Date();
+        return refreshLease.acquire(
+          storeId,
+          expectedVersion,
+          owner,
+          new Date(now.getTime() + leaseMs),
+          now,
+        );
+      },
+      async completeRefresh(storeId, owner, tokens) {
+        const sealed = await seal(storeId, tokens);
+        const row = await refreshLease.complete(storeId, owner, sealed, new Date());
+        return row ? open(row) : null;
+      },
+      releaseRefreshLease: (storeId, owner) => refreshLease.release(storeId, owner),
+      markNeedsReauth: (storeId, expectedVersion) => rows.markNeedsReauth(storeId, expectedVersion),
+      listExpiringBefore: (before, limit) => rows.listExpiringBefore(before, limit),
+      async listStoreIds() {
+        return byStoreId(await rows.list()).map((r) => r.storeId);
+      },
+      async reencrypt(storeId) {
+        // Under the refresh lease, like a refresh: a refresh landing meanwhile
+        // either waits for us or wins (version moved), and is never overwritten.
+        for (let attempt = 0; attempt < 5; attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, 100 * attempt));
+          const row = await rows.get(storeId);
+          if (!row) return false;
+          const stale =
+            cipher.needsReencrypt(row.accessTokenEnc) ||
+            (row.refreshTokenEnc !== null && cipher.needsReencrypt(row.refreshTokenEnc));
+          if (!stale) return false;
+          const current = await open(row);
+          const owner = `rotate-keys:${randomUUID()}`;
+          const now = new Date();
+          const until = new Date(now.getTime() + REWRAP_LEASE_MS);
+          if (!(await refreshLease.acquire(storeId, row.version, owner, until, now))) continue;
+          try {
+            const sealed = await seal(storeId, current);
+            if (await refreshLease.complete(storeId, owner, sealed, new Date())) return true;
+          } catch (err) {
+            await refreshLease.release(storeId, owner).catch(() => undefined);
+            throw err;
+          }
+        }
+        return false;
+      },
+    },
+    webhooks: {
+      runOnce(webhookId, topic, effects) {
+        return adapter.webhooks.runOnce({ webhookId, topic, receivedAt: new Date() }, (scope) =>
+          effects(scope.tx, { addPendingPurge: (entry) => scope.addPendingPurge(entry) }),
+        );
+      },
+      pruneDeliveries: (before) => adapter.webhooks.prune(before),
+    },
+    pendingPurges: {
+      add: (entry) => adapter.purgeOutbox.add(entry, new Date()),
+      async list() {
+        const all = await adapter.purgeOutbox.due(END_OF_TIME, LIST_PENDING_MAX);
+        return all.sort(
+          (a, b) =>
+            a.createdAt.getTime() - b.createdAt.getTime() || a.eventId.localeCompare(b.eventId),
+        );
+      },
+      due: (now, limit) => adapter.purgeOutbox.due(now, limit),
+      recordFailure: (eventId, nextAttemptAt, errorCode) =>
+        adapter.purgeOutbox.recordFailure(eventId, nextAttemptAt, errorCode.slice(0, 64)),
+      complete: (eventId) => adapter.purgeOutbox.complete(eventId),
+    },
+    sessionStore(storeOptions) {
+      const store = new AdapterSessionStore(adapter.sessions, storeOptions, options.logger);
+      sessionStores.add(store);
+      return store;
+    },
+    async transaction(fn) {
+      if (!builtin) throw customAdapterOnly('storage.transaction()');
+      return builtin.transaction(fn);
+    },
+    async purge(storeId, purgeOptions = { tables: [] }) {
+      const tables = purgeOptions.tables ?? [];
+      const scoped = builtin ? builtin.scopedTables(tables) : [];
+      if (!builtin && tables.length > 0) throw customAdapterOnly('storeScopedTables');
+      const { onPurge, ifInstalledBefore } = purgeOptions;
+      const effects =
+        scoped.length > 0 || onPurge
+          ? async (tx: unknown): Promise<PurgeCounts> => {
+              const counts = builtin ? await builtin.deleteStoreRows(scoped, storeId) : {};
+              if (onPurge) await onPurge(storeId, tx);
+              return counts;
+            }
+          : undefined;
+      return adapter.purge(storeId, {
+        now: new Date(),
+        ...(ifInstalledBefore ? { ifInstalledBefore } : {}),
+        ...(effects ? { effects } : {}),
+      });
+    },
+    async claimOnce(namespace, id, expiresAt) {
+      if (
+        typeof namespace !== 'string' ||
+        typeof id !== 'string' ||
+        namespace.length === 0 ||
+        id.length === 0 ||
+        namespace.length > CLAIM_PART_MAX ||
+        id.length > CLAIM_PART_MAX ||
+        !(expiresAt instanceof Date) ||
+        Number.isNaN(expiresAt.getTime())
+      ) {
+        throw new ConfigError(
+          'claimOnce',
+          'needs a namespace and an id (1-256 characters) and a valid expiry date',
+        );
+      }
+      return adapter.claimOnce(namespace, id, expiresAt, new Date());
+    },
+    migrate: () => adapter.migrate(),
+    async close() {
+      for (const store of sessionStores) store.close();
+      sessionStores.clear();
+      await adapter.close();
+    },
+  };
+}
+
+/** One order whatever the database's collation: code units, as the CLI lists them. */
+function byStoreId(rows: StoredInstallation[]): StoredInstallation[] {
+  return rows.sort((x, y) => (x.storeId < y.storeId ? -1 : x.storeId > y.storeId ? 1 : 0));
+}
+
+function customAdapterOnly(what: string): ConfigError {
+  return new ConfigError(
+    what,
+    'needs the built-in database (DATABASE_URL); with storage.adapter, use your own database for app tables and delete them in onPurge',
+  );
+}
