@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { type StoreAppKit, type StoreAppOptions, storeApp } from 'store-app-kit';
+import { type StoreAppKit, type StoreAppOptionsWithoutAdapter, storeApp } from 'store-app-kit';
 import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
 import { productNotesFor } from './db/schema.js';
 import { renderHomePage } from './views/home.js';
@@ -37,7 +37,7 @@ const cspNonce: RequestHandler = function cspNonce(_req, res, next) {
  * Builds the app. Every setting comes from the environment (`.env`, or the
  * variables the tests set for their local platform) unless passed here.
  */
-export async function createApp(options: StoreAppOptions = {}): Promise<App> {
+export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Promise<App> {
   // The purge needs the app's tables at creation, so the dialect is read from
   // the same DATABASE_URL the kit uses.
   const kit = await storeApp({
@@ -61,8 +61,8 @@ export async function createApp(options: StoreAppOptions = {}): Promise<App> {
       ...options.securityHeaders,
     },
   });
-  await migrateAppTables(kit.db, kit.storage.dialect);
-  const notes = createNotesRepository(kit.db, kit.storage.dialect);
+  await migrateAppTables(kit.db, kit.dialect);
+  const notes = createNotesRepository(kit.db, kit.dialect);
 
   const app = express();
   app.disable('x-powered-by');
@@ -200,7 +200,7 @@ export async function createApp(options: StoreAppOptions = {}): Promise<App> {
   };
 }
 
-function kitDialect(options: StoreAppOptions): 'sqlite' | 'postgres' | 'mysql' {
+function kitDialect(options: StoreAppOptionsWithoutAdapter): 'sqlite' | 'postgres' | 'mysql' {
   const url = options.storage?.databaseUrl ?? process.env['DATABASE_URL'] ?? '';
   if (/^postgres(ql)?:\/\//.test(url)) return 'postgres';
   return /^(mysql|mariadb):\/\//.test(url) ? 'mysql' : 'sqlite';

@@ -227,7 +227,7 @@ describe('embedded app', () => {
       expect.objectContaining({ productId, note: 'Reorder in May' }),
     ]);
 
-    const notes = createNotesRepository(app.kit.db, app.kit.storage.dialect);
+    const notes = createNotesRepository(app.kit.db, app.kit.dialect);
     await platform.uninstall({ storeId, clientId });
     const deadline = Date.now() + 10_000;
     while ((await app.kit.installations.get(storeId)) !== null && Date.now() < deadline) {
