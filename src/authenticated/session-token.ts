@@ -87,7 +87,7 @@ export function createSessionTokens(config: {
    * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
    * in jose) on every request of an embedded page.
    */
-  const verified = new Map<string, { storeId: string; authTime: number; until: number }>();
+  const verified = new Map<string, { session: Readonly<VerifiedSession>; until: number }>();
   const maxAge = config.maxSessionAgeSeconds ?? 86_400;
   const sessionEnd = (authTime: number) => authTime + maxAge;
 
@@ -97,7 +97,8 @@ export function createSessionTokens(config: {
     }
     const hit = verified.get(token);
     if (hit) {
-      if (Date.now() < hit.until) return { storeId: hit.storeId, authTime: hit.authTime };
+      // The same frozen object each hit: nothing allocated on an embedded page's requests.
+      if (Date.now() < hit.until) return hit.session;
       verified.delete(token);
     }
     let last: unknown;
@@ -143,8 +144,9 @@ export function createSessionTokens(config: {
         // and the end of the session it belongs to.
         const until =
           Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
-        verified.set(token, { storeId: payload.sub, authTime, until });
-        return { storeId: payload.sub, authTime };
+        const session = Object.freeze({ storeId: payload.sub, authTime });
+        verified.set(token, { session, until });
+        return session;
       } catch (err) {
         if (err instanceof joseErrors.JWTExpired) {
           throw new SessionTokenError(

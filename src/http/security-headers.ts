@@ -124,7 +124,9 @@ function staticHeaders(
   let done = false;
   const recorder = {
     setHeader(name: string, value: string | number | readonly string[]) {
-      set.push([name, value]);
+      // Lower case, as Node keys them: setHeader then lower-cases without making a
+      // new string per header per response (header names are case-insensitive).
+      set.push([name.toLowerCase(), value]);
     },
     removeHeader(name: string) {
       removed.push(name);

@@ -90,9 +90,13 @@ function isStorageFailure(err: unknown): boolean {
   return err instanceof StoreAppError && err.code === 'STORAGE_UNAVAILABLE';
 }
 
-export function createInstallRoutes(deps: InstallRoutesDeps): Router {
+/**
+ * The install routes (`auth.path`, `auth.callbackPath`), added to `router`
+ * (a new Router when not given). The kit adds them to its own router: a
+ * nested Router costs every request that passes the mount a dispatch of its own.
+ */
+export function createInstallRoutes(deps: InstallRoutesDeps, router: Router = Router()): Router {
   const { config, storage } = deps;
-  const router = Router();
   const ancestors = frameAncestors(config.embedded);
   const pending = createPendingInstallCookie(config.session.secret);
   const cookieOpts = {
