@@ -16,14 +16,12 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError, DriverMissingError, StorageError, StoreAppError } from '../errors/index.js';
-import * as pgSchema from './schema/postgres.js';
-import * as sqliteSchema from './schema/sqlite.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
 
 /** The Drizzle type the shared code is checked against (Postgres has the same surface). */
 export type Db = BetterSQLite3Database;
-export type KitTables = typeof sqliteSchema;
+export type KitTables = typeof import('./schema/sqlite.js');
 
 export const MIGRATIONS_TABLE = '__store_app_migrations';
 // src/storage and dist/storage are both two levels below the package root.
@@ -264,24 +262,27 @@ export async function importDriver<T>(dialect: Dialect, load: () => Promise<T>):
 /** better-sqlite3 and its Drizzle glue, loaded only when the app uses SQLite. */
 async function loadSqliteDriver() {
   return importDriver('sqlite', async () => {
-    const [driver, orm, migrator] = await Promise.all([
+    const [driver, orm, migrator, schema] = await Promise.all([
       import('better-sqlite3'),
       import('drizzle-orm/better-sqlite3'),
       import('drizzle-orm/better-sqlite3/migrator'),
+      // Each dialect's schema with its driver: a SQLite app never loads drizzle's pg-core.
+      import('./schema/sqlite.js'),
     ]);
-    return { Database: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate };
+    return { Database: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate, schema };
   });
 }
 
 /** pg and its Drizzle glue, loaded only when the app uses Postgres. */
 async function loadPostgresDriver() {
   return importDriver('postgres', async () => {
-    const [driver, orm, migrator] = await Promise.all([
+    const [driver, orm, migrator, schema] = await Promise.all([
       import('pg'),
       import('drizzle-orm/node-postgres'),
       import('drizzle-orm/node-postgres/migrator'),
+      import('./schema/postgres.js'),
     ]);
-    return { pg: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate };
+    return { pg: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate, schema };
   });
 }
 
@@ -428,7 +429,7 @@ function openSqlite(
   return {
     dialect: 'sqlite',
     db,
-    tables: sqliteSchema,
+    tables: driver.schema,
     run,
     transaction,
     affected: (result) => Number((result as { changes?: number }).changes ?? 0),
@@ -542,7 +543,7 @@ function openPostgres(
   return {
     dialect: 'postgres',
     db,
-    tables: pgSchema as unknown as KitTables,
+    tables: driver.schema as unknown as KitTables,
     run,
     transaction,
     affected: (result) => Number((result as { rowCount?: number | null }).rowCount ?? 0),

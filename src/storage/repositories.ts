@@ -7,20 +7,17 @@
 import {
   and,
   asc,
+  entityKind,
   eq,
   getTableColumns,
   getTableName,
   gte,
-  is,
   isNull,
   lt,
   lte,
   or,
   sql,
 } from 'drizzle-orm';
-import { MySqlTable } from 'drizzle-orm/mysql-core';
-import { PgTable } from 'drizzle-orm/pg-core';
-import { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { ConfigError } from '../errors/index.js';
 import type { Db, DialectAdapter, KitTables } from './adapter.js';
 import type {
@@ -363,11 +360,33 @@ const KIT_TABLES = new Set([
   'store_app_pending_purges',
 ]);
 
+/**
+ * Drizzle's entity kind of each dialect's table class and its builder's name.
+ * Checked by kind, as drizzle's `is()` does, without importing the table
+ * classes: that would load every dialect's core (pg-core alone is 72 modules)
+ * into every app.
+ */
 const TABLE_KINDS = {
-  sqlite: [SQLiteTable, 'sqliteTable'],
-  postgres: [PgTable, 'pgTable'],
-  mysql: [MySqlTable, 'mysqlTable'],
+  sqlite: ['SQLiteTable', 'sqliteTable'],
+  postgres: ['PgTable', 'pgTable'],
+  mysql: ['MySqlTable', 'mysqlTable'],
 } as const;
+
+/** True when a class in `value`'s constructor chain has Drizzle entity kind `kind`. */
+function isEntityOfKind(value: unknown, kind: string): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  let cls: unknown = Object.getPrototypeOf(value)?.constructor;
+  while (typeof cls === 'function') {
+    if (
+      Object.hasOwn(cls, entityKind) &&
+      (cls as { [entityKind]?: unknown })[entityKind] === kind
+    ) {
+      return true;
+    }
+    cls = Object.getPrototypeOf(cls);
+  }
+  return false;
+}
 
 /**
  * Checks the app's store-scoped tables once at start: each must be a Drizzle
@@ -381,7 +400,7 @@ export function validateStoreScopedTables(
   const seen = new Set<string>();
   return tables.map((table, i) => {
     const [expected, builder] = TABLE_KINDS[dialect];
-    if (!is(table, expected)) {
+    if (!isEntityOfKind(table, expected)) {
       throw new ConfigError(
         setting,
         `entry #${i + 1} is not a Drizzle ${builder}; ` +

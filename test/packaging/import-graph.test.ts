@@ -44,6 +44,9 @@ async function runNode(script: string, env: Record<string, string> = {}) {
 const dist = pathToFileURL(join(root, 'dist')).href;
 const loaded = (urls: string[], pkg: string) =>
   urls.some((u) => u.includes(`/node_modules/${pkg}/`));
+/** Whether Drizzle's schema builder of a dialect (`pg-core`, `mysql-core`, `sqlite-core`) was loaded. */
+const core = (urls: string[], name: string) =>
+  urls.some((u) => u.includes(`/node_modules/drizzle-orm/${name}/`));
 
 describe('main entry import graph', () => {
   it('importing store-app-kit loads neither database driver nor the local platform', async () => {
@@ -133,6 +136,33 @@ describe('main entry import graph', () => {
     expect(loaded(started.urls, 'mysql2')).toBe(false);
   });
 
+  it("a SQLite app's storeApp() loads no other dialect's Drizzle schema builder", async () => {
+    const started = await runNode(
+      `const { randomBytes } = await import('node:crypto');
+       const { storeApp } = await import('store-app-kit');
+       const kit = await storeApp({
+         appUrl: 'http://127.0.0.1:3000',
+         oauth: { clientId: 'c', clientSecret: randomBytes(24).toString('base64url'), scopes: ['read_products'], authUrl: 'http://127.0.0.1:9' },
+         storage: { databaseUrl: ${JSON.stringify(`file:${join(work, 'dialect-app.db')}`)}, encryptionKeys: [randomBytes(32).toString('base64url')] },
+         session: { secret: randomBytes(32).toString('base64url') },
+         webhooks: { secrets: ['whsec_' + randomBytes(32).toString('base64')] },
+         refresh: { sweepIntervalMs: 0 },
+       });
+       kit.middleware();
+       await kit.close(); console.log(kit.dialect);`,
+    );
+    expect(started.status, started.stderr).toBe(0);
+    expect(started.stdout.trim()).toBe('sqlite');
+    expect(core(started.urls, 'sqlite-core')).toBe(true);
+    // drizzle-orm's own core reaches 43 pg-core column modules whatever the dialect;
+    // the schema builder's entry (another 29) and the kit's Postgres schema stay out.
+    expect(started.urls.some((u) => u.endsWith('/drizzle-orm/pg-core/index.js'))).toBe(false);
+    expect(started.urls.some((u) => u.startsWith(`${dist}/storage/schema/postgres.js`))).toBe(
+      false,
+    );
+    expect(core(started.urls, 'mysql-core')).toBe(false);
+  });
+
   it('a SQLite database loads better-sqlite3 and never pg', async () => {
     const file = join(work, 'app.db');
     const r = await runNode(
@@ -160,6 +190,8 @@ describe('main entry import graph', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('postgres');
     expect(loaded(r.urls, 'pg')).toBe(true);
+    expect(core(r.urls, 'pg-core')).toBe(true);
+    expect(core(r.urls, 'mysql-core')).toBe(false);
     expect(loaded(r.urls, 'better-sqlite3')).toBe(false);
     expect(loaded(r.urls, 'mysql2')).toBe(false);
   });
