@@ -55,7 +55,8 @@ export interface AuthenticatedStore {
 }
 
 export interface AuthenticatedDeps {
-  tokens: Pick<TokenManager, 'getInstallation' | 'reload'>;
+  tokens: Pick<TokenManager, 'getInstallation' | 'reload'> &
+    Partial<Pick<TokenManager, 'cachedInstallation'>>;
   clients: Pick<ClientFactory, 'forStore'>;
   /** Scopes the app is configured to need; a grant lacking one sends the merchant through /auth. */
   scopes: readonly string[];
@@ -92,6 +93,11 @@ export function isPageNavigation(req: Request): boolean {
   return req.method === 'GET' && /\btext\/html\b/i.test(accept);
 }
 
+/** The token of an `Authorization: Bearer <token>` header (the same rule findStore applies). */
+const BEARER_TOKEN = /^Bearer\s+(\S+)\s*$/i;
+/** `missingScopes` of a store that granted every scope: one frozen array for all requests. */
+const NONE_MISSING: readonly string[] = Object.freeze([]);
+
 function isEmbeddedLoad(req: Request): boolean {
   return req.get('sec-fetch-dest') === 'iframe' || req.query.embedded === '1';
 }
@@ -100,6 +106,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   const { options } = deps;
   const required = [...deps.scopes];
   const missingFrom = (granted: readonly string[]) => required.filter((s) => !granted.includes(s));
+  const hasRequired = (granted: readonly string[]) => required.every((s) => granted.includes(s));
   const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
 
   function authUrlFor(storeId: string | undefined): string {
@@ -279,82 +286,113 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     };
   }
 
+  /**
+   * A bearer token this process verified before (still before its expiry and
+   * its session's end) for a store whose installation is in memory, fresh and
+   * has every required scope: `res.locals.store` is set without a promise.
+   * Anything else (first sight of a token, expiry, refresh, reload, a missing
+   * scope) returns false and takes the full path below, which checks it all.
+   */
+  function servedFromMemory(req: Request, res: Response): boolean {
+    const auth = req.headers.authorization;
+    const remembered = deps.sessionTokens.verifiedSession;
+    const cached = deps.tokens.cachedInstallation;
+    if (auth === undefined || remembered === undefined || cached === undefined) return false;
+    const token = BEARER_TOKEN.exec(auth)?.[1];
+    if (token === undefined) return false;
+    const session = remembered(token);
+    if (session === undefined) return false;
+    const installation = cached(session.storeId);
+    if (installation === undefined || !hasRequired(installation.scopes)) return false;
+    const { storeId: id, authTime } = session;
+    res.locals.store = {
+      storeId: id,
+      scopes: installation.scopes,
+      missingScopes: NONE_MISSING,
+      client: deps.clients.forStore(id),
+      sessionToken: () => deps.sessionTokens.mint(id, authTime),
+    };
+    return true;
+  }
+
   return function authenticated(): RequestHandler {
-    return async function storeAppAuthenticated(
-      req: Request,
-      res: Response,
-      next: NextFunction,
-    ): Promise<void> {
-      let storeId: string | undefined;
-      let authTime: number | undefined;
-      try {
-        const found = await findStore(req, res);
-        if (found.handled) return;
-        if (found.bearerError) {
-          res.set('Cache-Control', 'no-store');
-          res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
-          res
-            .status(401)
-            .json({ code: found.bearerError.code, message: found.bearerError.message });
-          return;
-        }
-        storeId = found.storeId;
-        authTime = found.authTime;
-        if (!storeId) {
-          const q = req.query.store_id;
-          reauthorize(
-            req,
-            res,
-            isPlausibleStoreId(q) ? q : undefined,
-            SESSION_REQUIRED,
-            'No app session: open the app from the store admin, or send an app session token.',
-          );
-          return;
-        }
-        let installation = await deps.tokens.getInstallation(storeId);
-        let missing = missingFrom(installation.scopes);
-        if (missing.length > 0) {
-          // The memory copy may predate a reinstall in another process; ask the database.
-          installation = await deps.tokens.reload(storeId);
-          missing = missingFrom(installation.scopes);
-        }
-        if (missing.length > 0 && deps.narrowerScopes !== 'record') {
-          reauthorize(
-            req,
-            res,
-            storeId,
-            SCOPES_CHANGED,
-            `The app now needs scopes the merchant has not granted (${missing.join(', ')}); authorise again.`,
-          );
-          return;
-        }
-        const id = storeId;
-        res.locals.store = {
-          storeId: id,
-          scopes: installation.scopes,
-          missingScopes: missing,
-          client: deps.clients.forStore(id),
-          // A renewal keeps the session's start: it cannot outlive the session.
-          sessionToken: () => deps.sessionTokens.mint(id, authTime),
-        };
+    return function storeAppAuthenticated(req: Request, res: Response, next: NextFunction) {
+      if (servedFromMemory(req, res)) {
         next();
-      } catch (err) {
-        if (err instanceof NotInstalledError || err instanceof ReauthorizationRequiredError) {
-          reauthorize(req, res, storeId, err.code, err.message);
-          return;
-        }
-        if (err instanceof RefreshClientRejectedError) {
-          misconfigured(req, res, err);
-          return;
-        }
-        if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {
-          unavailable(req, res, err);
-          return;
-        }
-        next(err);
+        return;
       }
+      return authenticateFully(req, res, next);
     };
   };
+
+  async function authenticateFully(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let storeId: string | undefined;
+    let authTime: number | undefined;
+    try {
+      const found = await findStore(req, res);
+      if (found.handled) return;
+      if (found.bearerError) {
+        res.set('Cache-Control', 'no-store');
+        res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
+        res.status(401).json({ code: found.bearerError.code, message: found.bearerError.message });
+        return;
+      }
+      storeId = found.storeId;
+      authTime = found.authTime;
+      if (!storeId) {
+        const q = req.query.store_id;
+        reauthorize(
+          req,
+          res,
+          isPlausibleStoreId(q) ? q : undefined,
+          SESSION_REQUIRED,
+          'No app session: open the app from the store admin, or send an app session token.',
+        );
+        return;
+      }
+      let installation = await deps.tokens.getInstallation(storeId);
+      let missing = missingFrom(installation.scopes);
+      if (missing.length > 0) {
+        // The memory copy may predate a reinstall in another process; ask the database.
+        installation = await deps.tokens.reload(storeId);
+        missing = missingFrom(installation.scopes);
+      }
+      if (missing.length > 0 && deps.narrowerScopes !== 'record') {
+        reauthorize(
+          req,
+          res,
+          storeId,
+          SCOPES_CHANGED,
+          `The app now needs scopes the merchant has not granted (${missing.join(', ')}); authorise again.`,
+        );
+        return;
+      }
+      const id = storeId;
+      res.locals.store = {
+        storeId: id,
+        scopes: installation.scopes,
+        missingScopes: missing,
+        client: deps.clients.forStore(id),
+        // A renewal keeps the session's start: it cannot outlive the session.
+        sessionToken: () => deps.sessionTokens.mint(id, authTime),
+      };
+      next();
+    } catch (err) {
+      if (err instanceof NotInstalledError || err instanceof ReauthorizationRequiredError) {
+        reauthorize(req, res, storeId, err.code, err.message);
+        return;
+      }
+      if (err instanceof RefreshClientRejectedError) {
+        misconfigured(req, res, err);
+        return;
+      }
+      if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {
+        unavailable(req, res, err);
+        return;
+      }
+      next(err);
+    }
+  }
 }
 
 /**

@@ -59,6 +59,12 @@ export interface SessionTokenIssuer {
   verify(token: string): Promise<string>;
   /** Verify and return the store id and when its session began; throws SessionTokenError. */
   verifySession(token: string): Promise<VerifiedSession>;
+  /**
+   * What `verifySession` answers from its memory of fully verified tokens
+   * (only before the token's expiry and its session's end), or undefined when
+   * it would have to verify. Synchronous, never throws.
+   */
+  verifiedSession?(token: string): Readonly<VerifiedSession> | undefined;
 }
 
 /** Claim carrying the session's original authentication time (epoch seconds). */
@@ -91,16 +97,21 @@ export function createSessionTokens(config: {
   const maxAge = config.maxSessionAgeSeconds ?? 86_400;
   const sessionEnd = (authTime: number) => authTime + maxAge;
 
+  function verifiedSession(token: string): Readonly<VerifiedSession> | undefined {
+    const hit = verified.get(token);
+    if (hit === undefined) return undefined;
+    // The same frozen object each hit: nothing allocated on an embedded page's requests.
+    if (Date.now() < hit.until) return hit.session;
+    verified.delete(token);
+    return undefined;
+  }
+
   async function verifySession(token: string): Promise<VerifiedSession> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
       throw new SessionTokenError(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
     }
-    const hit = verified.get(token);
-    if (hit) {
-      // The same frozen object each hit: nothing allocated on an embedded page's requests.
-      if (Date.now() < hit.until) return hit.session;
-      verified.delete(token);
-    }
+    const hit = verifiedSession(token);
+    if (hit) return hit;
     let last: unknown;
     for (const key of keys) {
       try {
@@ -203,6 +214,7 @@ export function createSessionTokens(config: {
       return (await verifySession(token)).storeId;
     },
     verifySession,
+    verifiedSession,
   };
 }
 

@@ -95,6 +95,12 @@ export interface TokenManager extends TokenSource {
   invalidate(storeId: string): void;
   /** Like getInstallation, but reads the database first (the cache may be stale). */
   reload(storeId: string, signal?: AbortSignal): Promise<Installation>;
+  /**
+   * The installation getInstallation would answer from memory right now (same
+   * cache age and token window checks), or undefined when it would have to
+   * load or refresh. Synchronous: the request path's fast lane.
+   */
+  cachedInstallation(storeId: string): Installation | undefined;
   /** One pass of the sweep: refresh installations expiring within the window. */
   sweep(): Promise<SweepResult>;
   /** Start the background sweep (an unref'd interval). Idempotent. */
@@ -370,11 +376,16 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return signal ? raceAbort(p, signal) : p;
   }
 
-  async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
+  function cachedInstallation(storeId: string): Installation | undefined {
     const hit = cache.get(storeId);
-    if (hit && now() - hit.loadedAt < options.cacheTtlMs && fresh(hit.installation)) {
-      return hit.installation;
-    }
+    return hit && now() - hit.loadedAt < options.cacheTtlMs && fresh(hit.installation)
+      ? hit.installation
+      : undefined;
+  }
+
+  async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
+    const cached = cachedInstallation(storeId);
+    if (cached) return cached;
     const running = inFlight.get(storeId);
     if (running) return signal ? raceAbort(running, signal) : running;
     const inst = await load(storeId);
@@ -408,6 +419,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
 
   return {
     getInstallation,
+    cachedInstallation,
     lastRefreshFailure: () => lastFailure,
     async getAccessToken(storeId, signal) {
       return (await getInstallation(storeId, signal)).accessToken;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type StoreAppKit, storeApp } from '../../src/kit.js';
 import { createFixture, type Fixture } from '../client/setup.js';
 
@@ -69,6 +69,35 @@ describe('storeApp() wiring', () => {
       .expect(200);
     expect(minted.body.token).toBeTypeOf('string');
     expect(Date.parse(minted.body.expiresAt)).toBeGreaterThan(Date.now());
+  });
+
+  it('a session token answered from memory is still refused once it expires', async () => {
+    const inst = await fx.install();
+    const { token, expiresAt } = await kit.sessionToken(inst.storeId);
+    const app = express();
+    app.use(kit.middleware());
+    app.get('/page', kit.authenticated(), (_req, res) =>
+      res.json({ storeId: res.locals.store.storeId, missing: res.locals.store.missingScopes }),
+    );
+    // The second request finds the token verified and the installation in memory.
+    for (let i = 0; i < 2; i++) {
+      const ok = await request(app)
+        .get('/page')
+        .set('authorization', `Bearer ${token}`)
+        .expect(200);
+      expect(ok.body).toEqual({ storeId: inst.storeId, missing: [] });
+    }
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(expiresAt.getTime() + 600_000);
+      const res = await request(app)
+        .get('/page')
+        .set('authorization', `Bearer ${token}`)
+        .expect(401);
+      expect(res.body.code).toBe('SESSION_TOKEN_EXPIRED');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('kit.purge drops the store from memory too', async () => {
