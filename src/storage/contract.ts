@@ -285,8 +285,9 @@ export const STORAGE_ADAPTER_METHODS = [
   'close',
 ] as const;
 
-/** The first method path `value` lacks, or undefined when it has every one. */
-export function missingAdapterMethod(value: unknown): string | undefined {
+/** Every method path `value` lacks, in interface order (empty when it has them all). */
+export function missingAdapterMethods(value: unknown): string[] {
+  const missing: string[] = [];
   for (const path of STORAGE_ADAPTER_METHODS) {
     let at: unknown = value;
     for (const part of path.split('.')) {
@@ -295,7 +296,7 @@ export function missingAdapterMethod(value: unknown): string | undefined {
           ? (at as Record<string, unknown>)[part]
           : undefined;
     }
-    if (typeof at !== 'function') return path;
+    if (typeof at !== 'function') missing.push(path);
   }
-  return undefined;
+  return missing;
 }

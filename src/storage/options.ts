@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { ENCRYPTION_KEYS_SETTING, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
 import { boolean, integer, required } from '../options/index.js';
-import { missingAdapterMethod, type StorageAdapter } from './contract.js';
+import { missingAdapterMethods, type StorageAdapter } from './contract.js';
 import {
   DATABASE_URL_SETTING,
   type DatabaseTarget,
@@ -87,7 +87,7 @@ export const storageOptionsSchema = v.pipe(
      * Your own StorageAdapter (`store-app-kit/storage`) instead of the built-in
      * SQLite/Postgres storage; `databaseUrl` and `DATABASE_URL` are then not
      * used, `kit.db` is undefined and `storeScopedTables` must be empty (delete
-     * your rows in `onPurge`). Checked at start: a missing method names itself.
+     * your rows in `onPurge`). Checked at start: every missing method is named.
      * @default undefined (built-in storage)
      */
     adapter: v.optional(
@@ -98,10 +98,11 @@ export const storageOptionsSchema = v.pipe(
         ),
         v.rawCheck(({ dataset, addIssue }) => {
           if (!dataset.typed) return;
-          const missing = missingAdapterMethod(dataset.value);
-          if (missing !== undefined) {
+          // All of them at once: an adapter author fixes the list in one go.
+          const missing = missingAdapterMethods(dataset.value);
+          if (missing.length > 0) {
             addIssue({
-              message: `lacks ${missing}(); a StorageAdapter implements every method of the store-app-kit/storage interface (docs/storage.md, "Writing an adapter").`,
+              message: `lacks ${missing.map((m) => `${m}()`).join(', ')}; a StorageAdapter implements every method of the store-app-kit/storage interface (docs/storage.md, "Writing an adapter").`,
             });
           }
         }),

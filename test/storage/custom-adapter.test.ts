@@ -140,6 +140,17 @@ describe('storage.adapter is checked at start', () => {
       storage: { adapter: { ...full, claimOnce: undefined } as unknown as StorageAdapter },
     });
     expect(noClaims?.message).toContain('claimOnce()');
+    // Every missing method in one message, not one per start.
+    const [several] = problems({
+      storage: {
+        adapter: {
+          ...full,
+          claimOnce: undefined,
+          sessions: { ...full.sessions, touch: undefined },
+        } as unknown as StorageAdapter,
+      },
+    });
+    expect(several?.message).toContain('lacks claimOnce(), sessions.touch();');
   });
 
   it('a complete adapter is accepted, and DATABASE_URL is not read beside it', () => {
