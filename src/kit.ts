@@ -182,19 +182,10 @@ function inSeries(first: RequestHandler, second: RequestHandler): RequestHandler
 }
 
 /**
- * Builds the kit: validates options and the environment, opens the database
- * and applies migrations (unless `storage.migrate: false`). Async so every
- * configuration or database mistake fails here, at start, not on the first
- * request.
+ * Builds the kit (the public, typed entry is `storeApp()` in ./store-app.ts,
+ * which imports this module on demand).
  */
-export async function storeApp(
-  options: StoreAppOptionsWithAdapter,
-): Promise<CustomStorageStoreAppKit>;
-export async function storeApp(options?: StoreAppOptionsWithoutAdapter): Promise<StoreAppKit>;
-export async function storeApp(
-  options: StoreAppOptions,
-): Promise<StoreAppKit | CustomStorageStoreAppKit>;
-export async function storeApp(
+export async function createKit(
   options: StoreAppOptions = {},
 ): Promise<StoreAppKit | CustomStorageStoreAppKit> {
   assertSupportedExpress();

@@ -30,5 +30,5 @@ export async function storeApp(
   options: StoreAppOptions = {},
 ): Promise<StoreAppKit | CustomStorageStoreAppKit> {
   const kit = await import('./kit.js');
-  return kit.storeApp(options);
+  return kit.createKit(options);
 }

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type StoreAppKit, storeApp } from '../../src/kit.js';
+import type { StoreAppKit } from '../../src/kit.js';
+import { storeApp } from '../../src/store-app.js';
 import { createFixture, type Fixture } from '../client/setup.js';
 
 let fx: Fixture;

@@ -10,7 +10,8 @@ import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLaunchVerifier } from '../../src/authenticated/session-token.js';
-import { type StoreAppKit, storeApp } from '../../src/kit.js';
+import type { StoreAppKit } from '../../src/kit.js';
+import { storeApp } from '../../src/store-app.js';
 import { createFixture, type Fixture } from '../client/setup.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 

@@ -13,7 +13,7 @@ import { StorageError } from '../../src/errors/index.js';
 import { createKitLogger, requestLogger } from '../../src/http/logger.js';
 import { securityHeaders } from '../../src/http/security-headers.js';
 import { sessionMiddleware, startStoreSession } from '../../src/http/session.js';
-import { storeApp } from '../../src/kit.js';
+import { storeApp } from '../../src/store-app.js';
 
 const admin = 'https://admin.example';
 

@@ -10,8 +10,8 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { memoryStoreWarning } from '../../src/http/session.js';
-import { storeApp } from '../../src/kit.js';
 import { AdapterSessionStore } from '../../src/storage/index.js';
+import { storeApp } from '../../src/store-app.js';
 import { Browser, begin, startHarness } from '../install/harness.js';
 import { createMemoryDatabase, openMemoryAdapter } from '../storage/memory-adapter.js';
 

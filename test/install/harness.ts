@@ -11,8 +11,9 @@ import express from 'express';
 import { pino } from 'pino';
 import type { StoreAppOptions } from '../../src/config/index.js';
 import { generateKey } from '../../src/crypto/index.js';
-import { type StoreAppKit, storeApp } from '../../src/kit.js';
+import type { StoreAppKit } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { storeApp } from '../../src/store-app.js';
 
 export const SCOPES = ['read_products', 'read_orders'];
 

@@ -17,9 +17,9 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
-import { storeApp } from '../../src/kit.js';
 import { signLaunchToken } from '../../src/platform/admin/launch.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { storeApp } from '../../src/store-app.js';
 import { Browser, type Harness, startHarness } from '../install/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-edges-'));

@@ -13,8 +13,8 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
-import { storeApp } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { storeApp } from '../../src/store-app.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 import { pkce, install as platformInstall } from '../platform/helpers.js';
 
