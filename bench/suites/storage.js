@@ -65,10 +65,11 @@ function seed(file) {
   db.close();
 }
 
-async function kitRound(i) {
-  const file = join(dir, `kit-${i}.db`);
-  const storage = await createStorage({ databaseUrl: file, encryptionKeys: [key] });
-  seed(file);
+/**
+ * Installs 'store-gone' on `storage`, purges it with the app's `tables`, checks
+ * that every seeded app row went, and returns the purge's milliseconds.
+ */
+async function timedKitPurge(storage, tables) {
   await storage.installations.upsert('store-gone', {
     scopes: ['read_products'],
     accessToken: 'at',
@@ -76,10 +77,18 @@ async function kitRound(i) {
     accessTokenExpiresAt: new Date(Date.now() + 60_000),
   });
   const t0 = performance.now();
-  const result = await storage.purge('store-gone', { tables: appTables });
+  const result = await storage.purge('store-gone', { tables });
   const ms = performance.now() - t0;
   const deleted = TABLES.reduce((n, t) => n + result.counts[t], 0);
   if (deleted !== ROWS) throw new Error(`purge deleted ${deleted} app rows, expected ${ROWS}`);
+  return ms;
+}
+
+async function kitRound(i) {
+  const file = join(dir, `kit-${i}.db`);
+  const storage = await createStorage({ databaseUrl: file, encryptionKeys: [key] });
+  seed(file);
+  const ms = await timedKitPurge(storage, appTables);
   await storage.close();
   return ms;
 }
@@ -173,17 +182,7 @@ async function pgBench() {
     await client.connect();
     const kitRun = async () => {
       await pgSeed(client);
-      await storage.installations.upsert('store-gone', {
-        scopes: [],
-        accessToken: 'at',
-        refreshToken: null,
-        accessTokenExpiresAt: new Date(Date.now() + 60_000),
-      });
-      const t0 = performance.now();
-      const result = await storage.purge('store-gone', { tables: pgTables });
-      kitTimes.push(performance.now() - t0);
-      const deleted = TABLES.reduce((n, t) => n + result.counts[t], 0);
-      if (deleted !== ROWS) throw new Error(`purge deleted ${deleted} app rows, expected ${ROWS}`);
+      kitTimes.push(await timedKitPurge(storage, pgTables));
     };
     const bareRun = async () => {
       await pgSeed(client);
@@ -294,17 +293,7 @@ async function myPurgeBench() {
     const client = await mysql.createConnection({ uri: db.url });
     const kitRun = async () => {
       await mySeed(client);
-      await storage.installations.upsert('store-gone', {
-        scopes: [],
-        accessToken: 'at',
-        refreshToken: null,
-        accessTokenExpiresAt: new Date(Date.now() + 60_000),
-      });
-      const t0 = performance.now();
-      const result = await storage.purge('store-gone', { tables: myTables });
-      kitTimes.push(performance.now() - t0);
-      const deleted = TABLES.reduce((n, t) => n + result.counts[t], 0);
-      if (deleted !== ROWS) throw new Error(`purge deleted ${deleted} app rows, expected ${ROWS}`);
+      kitTimes.push(await timedKitPurge(storage, myTables));
     };
     const bareRun = async () => {
       await mySeed(client);
