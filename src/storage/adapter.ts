@@ -16,6 +16,7 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError, DriverMissingError, StorageError, StoreAppError } from '../errors/index.js';
+import { createGroupCommit } from './group-commit.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
 
@@ -41,6 +42,15 @@ export interface TransactionOptions {
    * rollback; the app's `storage.transaction` is never re-run behind its back.
    */
   retryOnLockConflict?: boolean;
+  /**
+   * Let this transaction share its COMMIT (one fsync) with the others asked
+   * for in the same turn of the event loop, each in its own savepoint; it
+   * settles only after that COMMIT. SQLite only (one connection, where each
+   * COMMIT is an fsync); the server dialects ignore it. For the kit's short
+   * transactions whose caller waits for the durable result (webhook
+   * deliveries), never for the app's `storage.transaction`.
+   */
+  group?: boolean;
 }
 
 export interface DialectAdapter {
@@ -395,8 +405,45 @@ function openSqlite(
     }
   }
 
-  async function transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+  // Deliveries that arrive together share one COMMIT (see ./group-commit.ts).
+  const group = createGroupCommit({
+    withLock,
+    begin: () => exec('BEGIN IMMEDIATE'),
+    commit: () => exec('COMMIT'),
+    rollback: () => undo('ROLLBACK'),
+    savepoint: (name) => exec(`SAVEPOINT ${name}`),
+    release: (name) => exec(`RELEASE ${name}`),
+    rollbackTo(name) {
+      try {
+        sqlite.exec(`ROLLBACK TO ${name}`);
+        sqlite.exec(`RELEASE ${name}`);
+        return true;
+      } catch (err) {
+        options.logger?.warn(
+          { errorCode: (err as { code?: unknown }).code },
+          'SQLite rollback to a savepoint failed',
+        );
+        return false;
+      }
+    },
+    inTransaction: () => sqlite.open && sqlite.inTransaction,
+    run: (body) => inTxContext(current, db, undefined, body),
+    memberError: (err) => (isUnavailableError(err) ? storageError('transaction', err) : err),
+    groupError: (err) => storageError('transaction', err),
+    // A deferred foreign key (the app's schema may declare one) fails the COMMIT.
+    memberMayHaveFailedCommit(err) {
+      const code =
+        err instanceof Error ? (err.cause as { code?: unknown } | undefined)?.code : null;
+      return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
+    },
+  });
+
+  async function transaction<T>(
+    fn: (tx: Db) => Promise<T>,
+    txOptions?: TransactionOptions,
+  ): Promise<T> {
     const outer = activeTx(current);
+    if (!outer && txOptions?.group) return group.run(() => fn(db));
     if (outer) {
       // Nested: a savepoint, so an inner failure the caller catches undoes only its own work.
       const name = `sp_${++savepoints}`;
@@ -473,6 +520,8 @@ function openSqlite(
       options.logger?.debug({ dialect: 'sqlite' }, 'store-app-kit migrations applied');
     },
     async close() {
+      // Deliveries waiting for their group's turn commit first, not fail.
+      await group.flush();
       await withLock(async () => {
         if (sqlite.open) sqlite.close();
       });

@@ -41,6 +41,8 @@ import type { AnyDrizzle, Dialect, StoreScopedTable } from './types.js';
  * or the outbox's next attempt would do anyway.
  */
 const RETRY_LOCK_CONFLICTS = { retryOnLockConflict: true } as const;
+/** Deliveries that arrive together share one COMMIT (one fsync) on SQLite. */
+const GROUPED_DELIVERY = { ...RETRY_LOCK_CONFLICTS, group: true } as const;
 
 type InstallationRow = KitTables['installations']['$inferSelect'];
 
@@ -285,7 +287,7 @@ export function createWebhookRepository(
           addPendingPurge: (entry) => outbox.add(entry, receivedAt),
         });
         return { duplicate: false, result } as const;
-      }, RETRY_LOCK_CONFLICTS);
+      }, GROUPED_DELIVERY);
     },
 
     async prune(before) {
