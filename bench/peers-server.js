@@ -66,7 +66,11 @@ const kit = await storeApp({
 const storeId = await installStore(platform, kit.storage, registered, {
   redirectUri: `${appUrl}/auth/callback`,
 });
-kit.webhooks.on('orders.create', async () => {});
+// Counted, so the bench can check that every 200 was a delivery handled and committed.
+let handled = 0;
+kit.webhooks.on('orders.create', async () => {
+  handled++;
+});
 
 const handler = (_req, res) =>
   res.json({ storeId: res.locals.store?.storeId ?? storeId, ok: true });
@@ -199,6 +203,13 @@ const cpu = () => {
 };
 process.on('message', async (m) => {
   if (m === 'cpu') process.send({ cpu: cpu() });
+  if (m === 'webhooks') {
+    // Read through a connection of its own: only committed rows count.
+    const reader = new Database(join(dir, 'kit.db'), { readonly: true });
+    const { n } = reader.prepare('SELECT count(*) AS n FROM store_app_webhook_deliveries').get();
+    reader.close();
+    process.send({ webhooks: { handled, recorded: n } });
+  }
   if (m === 'memory') {
     globalThis.gc?.();
     const { rss, heapUsed } = process.memoryUsage();

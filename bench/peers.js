@@ -208,7 +208,7 @@ const measureHttp = (options) => async () => {
   if (r.errors || Object.keys(r.statuses).some((s) => s !== '200')) {
     throw new Error(`unexpected responses from ${options.url}: ${JSON.stringify(r.statuses)}`);
   }
-  return { rps: r.rps, cpuUs: (c1 - c0) / r.requests };
+  return { rps: r.rps, cpuUs: (c1 - c0) / r.requests, requests: r.requests };
 };
 
 /** Interleaved HTTP rounds; rows for rps and CPU per request of `a` vs `b`. */
@@ -266,9 +266,17 @@ if (selected('receiver')) {
     concurrency: 50,
     perRequest: freshDelivery,
   });
+  // Every 200 the kit gave must be a delivery whose handler ran and whose id
+  // was committed: a receiver that answered early would look fast here.
+  let answered = 0;
+  const kitSide = measureHttp(options(info.urls.kit));
   await httpRows(
     {
-      kit: measureHttp(options(info.urls.kit)),
+      kit: async () => {
+        const m = await kitSide();
+        answered += m.requests;
+        return m;
+      },
       peer: measureHttp(options(info.urls.webhook)),
       durable: measureHttp(options(info.urls.webhookDurable)),
     },
@@ -280,13 +288,20 @@ if (selected('receiver')) {
         '>=0.7',
       ],
       [
-        `receiver (req/s) vs the same peer committing each id to SQLite (WAL, synchronous=${info.kitSynchronous} as the kit's connection)`,
+        `receiver (req/s) vs the same peer committing each id to SQLite in its own transaction (WAL, synchronous=${info.kitSynchronous} as the kit's connection)`,
         'kit',
         'durable',
-        '(equal work)',
+        '(same durability)',
       ],
     ],
   );
+  const { handled, recorded } = await ask('webhooks');
+  console.log(
+    `receiver check: ${answered} deliveries answered 200, ${handled} handled, ${recorded} ids committed`,
+  );
+  if (handled !== answered || recorded !== answered) {
+    throw new Error('the kit answered 200 for deliveries it did not handle and commit');
+  }
 }
 
 // --- authenticated route --------------------------------------------------------
