@@ -6,15 +6,15 @@
  * onto another store's row is refused.
  */
 import {
+  createCipheriv,
   createDecipheriv,
   createHash,
   createSecretKey,
   hkdfSync,
   type KeyObject,
   randomBytes,
-  webcrypto,
 } from 'node:crypto';
-import { CompactEncrypt, decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader } from 'jose';
 import { ConfigError, StoreAppError } from '../errors/index.js';
 
 export const DECRYPTION_FAILED = 'DECRYPTION_FAILED' as const;
@@ -131,11 +131,9 @@ export function createTokenCipher(
   if (current === undefined) {
     throw new ConfigError(setting, `no encryption key given; ${KEYGEN_HINT}`);
   }
-  // Keys are imported once per key id, not per call (importing was a third
-  // of a decrypt): a WebCrypto key for jose's encrypt, a KeyObject for decrypt.
+  // Keys are imported once per key id, not per call (importing was a third of a decrypt).
   const byKid = new Map(parsed.map((k) => [k.kid, createSecretKey(k.bytes)]));
-  let encryptKey: Promise<webcrypto.CryptoKey> | undefined;
-  const encoder = new TextEncoder();
+  const encryptKey = byKid.get(current.kid) as KeyObject;
 
   function failed(why: string, cause?: unknown): TokenDecryptionError {
     return new TokenDecryptionError(DECRYPTION_FAILED, `stored value ${why}`, { cause });
@@ -144,12 +142,7 @@ export function createTokenCipher(
   return {
     currentKid: current.kid,
     async encrypt(plaintext, storeId) {
-      encryptKey ??= webcrypto.subtle.importKey('raw', current.bytes, 'AES-GCM', false, [
-        'encrypt',
-      ]);
-      return new CompactEncrypt(encoder.encode(plaintext))
-        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: current.kid, sid: storeId })
-        .encrypt(await encryptKey);
+      return sealCompactJwe(plaintext, encryptKey, { kid: current.kid, sid: storeId });
     },
     async decrypt(jwe, storeId) {
       const { header, plaintext } = openCompactJwe(jwe, (kid) => {
@@ -183,6 +176,36 @@ const GCM_TAG_BYTES = 16;
 
 function decryptionFailed(why: string): TokenDecryptionError {
   return new TokenDecryptionError(DECRYPTION_FAILED, `stored value ${why}`);
+}
+
+/**
+ * Writes a compact JWE (`alg: dir`, `enc: A256GCM`; RFC 7516 §7.1) with
+ * Node's AES-GCM, synchronously, as `openCompactJwe` reads it. jose's
+ * WebCrypto path made every token save two async crypto jobs; the output is
+ * the same standard JWE (jose reads it: test/crypto/crypto.test.ts).
+ */
+function sealCompactJwe(
+  plaintext: string,
+  key: KeyObject,
+  header: { kid: string; sid: string },
+): string {
+  const protectedB64 = Buffer.from(
+    JSON.stringify({ alg: 'dir', enc: 'A256GCM', ...header }),
+    'utf8',
+  ).toString('base64url');
+  // A fresh random 96-bit IV per message: with one key, a repeated IV would break GCM.
+  const iv = randomBytes(GCM_IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: GCM_TAG_BYTES });
+  // The protected header, as written, is the additional authenticated data.
+  cipher.setAAD(Buffer.from(protectedB64, 'ascii'));
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return [
+    protectedB64,
+    '', // `dir`: no encrypted key
+    iv.toString('base64url'),
+    ciphertext.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+  ].join('.');
 }
 
 /**

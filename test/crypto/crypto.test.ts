@@ -87,6 +87,21 @@ describe('createTokenCipher', () => {
     expect(protectedHeader.sid).toBe('store-2');
   });
 
+  it('every encryption takes a fresh 96-bit IV (a repeated IV under one key breaks AES-GCM), and jose reads non-ASCII tokens', async () => {
+    const key = generateKey();
+    const cipher = createTokenCipher([key]);
+    const ivs = new Set<string>();
+    for (let i = 0; i < 10_000; i++) {
+      const iv = (await cipher.encrypt('t', 's')).split('.')[2] as string;
+      expect(Buffer.from(iv, 'base64url')).toHaveLength(12);
+      ivs.add(iv);
+    }
+    expect(ivs.size).toBe(10_000);
+    const jwe = await cipher.encrypt('tøken-ü-🔑', 's');
+    const { plaintext } = await compactDecrypt(jwe, fromB64(key));
+    expect(new TextDecoder().decode(plaintext)).toBe('tøken-ü-🔑');
+  });
+
   it('rotation: the newest key encrypts, older keys still decrypt, needsReencrypt tells them apart', async () => {
     const oldKey = generateKey();
     const newKey = generateKey();
