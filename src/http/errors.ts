@@ -8,6 +8,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { StoreAppError } from '../errors/index.js';
 import { sendPage } from '../install/pages.js';
+import { recordError } from '../telemetry/index.js';
 
 export function kitErrorHandler(logger: Logger): ErrorRequestHandler {
   return function storeAppErrorHandler(err: unknown, req, res, next) {
@@ -20,6 +21,8 @@ export function kitErrorHandler(logger: Logger): ErrorRequestHandler {
     const status = storageDown ? 503 : 500;
     const code = storageDown ? 'STORAGE_UNAVAILABLE' : 'INTERNAL_ERROR';
     log.error({ err }, storageDown ? 'database unavailable' : 'unexpected error in store-app-kit');
+    // Unexpected by definition: without a count here an operator's dashboard never sees them.
+    recordError('request', code);
     const message = storageDown
       ? 'The app could not reach its database. Please try again in a moment.'
       : 'Something went wrong in the app. Please try again.';

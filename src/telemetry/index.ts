@@ -68,7 +68,7 @@ export const EVENT = {
 } as const;
 
 /** The operation a failure is counted under (`store_app.operation`). */
-export type Operation = 'install' | 'token' | 'refresh' | 'api' | 'webhook' | 'purge';
+export type Operation = 'install' | 'token' | 'refresh' | 'api' | 'webhook' | 'purge' | 'request';
 
 // The ProxyTracer follows a provider registered after this import, so the
 // tracer is taken once.
