@@ -12,6 +12,7 @@
  * at COMMIT, the members run again one transaction each, so only the culprit
  * fails.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { setImmediate as nextTurn } from 'node:timers';
 
 /** What the group commit needs from the connection. Every hook but `run` is synchronous. */
@@ -42,7 +43,8 @@ export interface GroupCommitConnection {
 }
 
 interface Member {
-  body: () => Promise<unknown>;
+  /** The body inside the transaction context, in its caller's async context. */
+  task: () => Promise<unknown>;
   resolve(value: unknown): void;
   reject(reason: unknown): void;
 }
@@ -97,7 +99,7 @@ export function createGroupCommit(
         return abandon(done, group.slice(i), err);
       }
       try {
-        const value = await conn.run(member.body);
+        const value = await member.task();
         conn.release(name);
         done.push({ member, value });
       } catch (err) {
@@ -137,7 +139,7 @@ export function createGroupCommit(
       return;
     }
     try {
-      const value = await conn.run(member.body);
+      const value = await member.task();
       conn.commit();
       member.resolve(value);
     } catch (err) {
@@ -160,7 +162,11 @@ export function createGroupCommit(
   return {
     run<T>(body: () => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+        // Bound to the caller's async context: the group runs in whichever
+        // context scheduled it, and a handler must see its own request's
+        // AsyncLocalStorage values (its trace span, the app's request scope).
+        const task = AsyncResource.bind(() => conn.run(body));
+        queue.push({ task, resolve: resolve as (value: unknown) => void, reject });
         schedule();
       });
     },

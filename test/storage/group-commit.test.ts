@@ -3,6 +3,7 @@
  * (one fsync), and each keeps the semantics of its own `runOnce`.
  * Real SQLite files; a second connection reads what is durable.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -199,6 +200,40 @@ describe('SQLite group commit of webhook deliveries', () => {
     await Promise.all(deliveries);
     expect(order).toContain('other writer');
     expect(order.indexOf('other writer')).toBeLessThan(order.indexOf(`delivery ${4 * 64 - 1}`));
+  });
+
+  it("each grouped handler runs in its own caller's async context (its request scope, its trace span), inside the transaction", async () => {
+    const request = new AsyncLocalStorage<string>();
+    const seen: Array<[string, string | undefined]> = [];
+    await Promise.all(
+      ['r1', 'r2', 'r3'].map((id) =>
+        request
+          .run(id, () =>
+            storage.webhooks.runOnce(`ctx-${id}`, 'orders.create', async (tx) => {
+              seen.push([id, request.getStore()]);
+              // Kit calls inside the handler still join the delivery's transaction.
+              sqliteOf(tx).run(sql`INSERT INTO orders (id) VALUES (${`order-${id}`})`);
+              await storage.pendingPurges.add({
+                eventId: `e-${id}`,
+                storeId: id,
+                eventAt: new Date(),
+              });
+              if (id === 'r2') throw new Error('roll back r2');
+            }),
+          )
+          .catch(() => undefined),
+      ),
+    );
+    expect(seen).toEqual([
+      ['r1', 'r1'],
+      ['r2', 'r2'],
+      ['r3', 'r3'],
+    ]);
+    // r2's purge entry, written through the kit inside its handler, went with its rollback.
+    expect((await storage.pendingPurges.list()).map((p) => p.eventId).sort()).toEqual([
+      'e-r1',
+      'e-r3',
+    ]);
   });
 
   it('close() commits a group still waiting for its turn instead of failing it', async () => {
