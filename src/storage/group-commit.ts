@@ -12,7 +12,6 @@
  * at COMMIT, the members run again one transaction each, so only the culprit
  * fails.
  */
-import { AsyncResource } from 'node:async_hooks';
 import { setImmediate as nextTurn } from 'node:timers';
 
 /** What the group commit needs from the connection. Every hook but `run` is synchronous. */
@@ -42,8 +41,10 @@ export interface GroupCommitConnection {
   memberMayHaveFailedCommit(err: unknown): boolean;
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 interface Member {
-  /** The body inside the transaction context, in its caller's async context. */
+  /** Runs the body once, inside the transaction context and its caller's async context. */
   task: () => Promise<unknown>;
   resolve(value: unknown): void;
   reject(reason: unknown): void;
@@ -162,11 +163,43 @@ export function createGroupCommit(
   return {
     run<T>(body: () => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        // Bound to the caller's async context: the group runs in whichever
-        // context scheduled it, and a handler must see its own request's
-        // AsyncLocalStorage values (its trace span, the app's request scope).
-        const task = AsyncResource.bind(() => conn.run(body));
-        queue.push({ task, resolve: resolve as (value: unknown) => void, reject });
+        // The body must run in its caller's async context (the request's trace
+        // span, the app's AsyncLocalStorage), not in that of whichever delivery
+        // scheduled the group. So it runs from this async function, started
+        // here by the caller, each time the group hands it a turn: cheaper than
+        // AsyncResource.bind, which cost ~8 µs per delivery.
+        let turn: ((go: boolean) => void) | undefined;
+        let finished: ((outcome: Outcome) => void) | undefined;
+        const waitForTurn = () =>
+          new Promise<boolean>((r) => {
+            turn = r;
+          });
+        void (async () => {
+          while (await waitForTurn()) {
+            let outcome: Outcome;
+            try {
+              outcome = { ok: true, value: await conn.run(body) };
+            } catch (error) {
+              outcome = { ok: false, error };
+            }
+            finished?.(outcome);
+          }
+        })();
+        queue.push({
+          task: () =>
+            new Promise((done, fail) => {
+              finished = (o) => (o.ok ? done(o.value) : fail(o.error));
+              turn?.(true);
+            }),
+          resolve(value) {
+            turn?.(false);
+            resolve(value as T);
+          },
+          reject(reason) {
+            turn?.(false);
+            reject(reason);
+          },
+        });
         schedule();
       });
     },

@@ -43,6 +43,9 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
   const kit = await storeApp({
     ...options,
     storeScopedTables: [productNotesFor(kitDialect(options))],
+    // For the load balancer or orchestrator: 200 while the database answers, 503 when not.
+    // It shows counts and codes only (no store ids); remove it or guard kit.health() instead.
+    health: options.health ?? { path: '/healthz' },
     securityHeaders: {
       helmet: {
         contentSecurityPolicy: {

@@ -157,6 +157,13 @@ describe('embedded app', () => {
     expect(res.body.data.length).toBeLessThanOrEqual(10);
   });
 
+  it('answers the health probe without credentials: database up, nothing about any store', async () => {
+    const res = await request(appUrl).get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'ok', database: { status: 'up' } });
+    expect(JSON.stringify(res.body)).not.toContain(storeId);
+  });
+
   it('refuses API calls without a valid app session token', async () => {
     const none = await request(appUrl).get('/api/products').set('Accept', 'application/json');
     expect(none.status).toBe(401);
