@@ -199,10 +199,14 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           await sleep(cap / 2 + Math.random() * (cap / 2), signal);
           continue;
         }
-        logger?.warn(
-          { storeId, code: err instanceof StoreAppError ? err.code : undefined, attempt },
-          'Token refresh failed.',
-        );
+        // Refused client credentials are reported once, as an error naming the
+        // settings (below); a warn per store and per sweep would bury it.
+        if (!isInvalidClient(err)) {
+          logger?.warn(
+            { storeId, code: err instanceof StoreAppError ? err.code : undefined, attempt },
+            'Token refresh failed.',
+          );
+        }
         throw err;
       }
     }
@@ -408,10 +412,12 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       } catch (err) {
         // One store failing (needs reinstall, endpoint down) must not stop the others.
         result.failed++;
-        logger?.warn(
-          { storeId, code: err instanceof StoreAppError ? err.code : undefined },
-          'Background refresh failed for a store.',
-        );
+        if (!(err instanceof RefreshClientRejectedError)) {
+          logger?.warn(
+            { storeId, code: err instanceof StoreAppError ? err.code : undefined },
+            'Background refresh failed for a store.',
+          );
+        }
       }
     }
     return result;

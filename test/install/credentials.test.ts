@@ -117,6 +117,9 @@ describe('invalid_client on a token refresh', () => {
     await until(() => refusals() >= seen + 3, 'more sweep ticks');
     const errors = wrong.logs.filter((l) => l.includes('refresh.client_rejected'));
     expect(errors).toHaveLength(1);
+    // Nor a warn per store and tick repeating it (it would bury the one error).
+    const warns = wrong.logs.filter((l) => (JSON.parse(l) as { level: number }).level === 40);
+    expect(warns.filter((l) => /refresh failed/i.test(l))).toEqual([]);
     const line = JSON.parse(errors[0]!) as { level: number; msg: string };
     expect(line.level).toBe(50);
     expect(line.msg).toContain('STORE_APP_CLIENT_SECRET');
