@@ -18,9 +18,11 @@ import Database from 'better-sqlite3';
 import express from 'express';
 import fc from 'fast-check';
 import { SignJWT } from 'jose';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
+import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 import {
@@ -95,6 +97,20 @@ async function postgresState(url: string): Promise<StoredState> {
   };
 }
 
+async function mysqlState(url: string): Promise<StoredState> {
+  const client = await mysql.createConnection({ uri: url, dateStrings: true });
+  return {
+    async snapshot() {
+      const out: unknown[] = [];
+      for (const q of TABLES) out.push((await client.query(q))[0]);
+      return JSON.stringify(out);
+    },
+    pendingStates: async () =>
+      Number(((await client.query(STATES))[0] as Array<{ n: number }>)[0]?.n),
+    close: () => client.end(),
+  };
+}
+
 let stored: StoredState;
 const snapshot = () => stored.snapshot();
 
@@ -158,9 +174,11 @@ async function tearDown(dialect: string): Promise<void> {
 }
 
 let pgDb: TempDatabase | undefined;
+let myDb: TempDatabase | undefined;
 afterAll(async () => {
   closeAgent();
   await pgDb?.drop();
+  await myDb?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -196,17 +214,25 @@ const fetchHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
   { requiredKeys: [] },
 ) as fc.Arbitrary<Record<string, string>>;
 
-describe.each(['sqlite', 'postgres'] as const)('kit bad-input sweep on %s', (dialect) => {
+const DIALECTS = ['sqlite', 'postgres', 'mariadb'] as const;
+
+describe.each(DIALECTS)('kit bad-input sweep on %s', (dialect) => {
   beforeAll(async () => {
     if (dialect === 'sqlite') {
       const file = join(dir, 'fuzz.db');
       await setUp(file);
       stored = sqliteState(file);
-    } else {
+    } else if (dialect === 'postgres') {
       pgDb = await createTempDatabase('sak_fuzz');
       await setUp(pgDb.url);
       stored = await postgresState(pgDb.url);
+    } else {
+      myDb = await createTempMysqlDatabase('sak_fuzz');
+      await setUp(myDb.url);
+      stored = await mysqlState(myDb.url);
     }
+    // The snapshot sees the real installation, so "no stored change" can fail.
+    expect(await snapshot()).toContain(h.storeId);
   });
   afterAll(() => tearDown(dialect));
 
