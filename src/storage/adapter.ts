@@ -242,6 +242,57 @@ export async function inTxContext<T, R>(
   }
 }
 
+/** Conflicts a server dialect rolls a whole transaction back for (MySQL deadlocks, lock waits). */
+export interface TransactionConflicts {
+  /** The database rolled the whole transaction back (always a StorageError when not retried). */
+  conflict(err: unknown): boolean;
+  /** Runs of an outermost transaction in all, 1 for none again. */
+  attempts: number;
+  backoff(attempt: number, err: unknown): Promise<void>;
+}
+
+/**
+ * A transaction through Drizzle's driver API (Postgres, MySQL), joining an
+ * outer one as a savepoint. What `fn` throws passes through unchanged
+ * (constraint violations are the app's business) unless the connection or
+ * server failed; BEGIN/COMMIT failures are ours (StorageError). With
+ * `conflicts`, an outermost transaction the database rolled back on a
+ * conflict runs again, up to `attempts` runs in all.
+ */
+export async function driverTransaction<T>(
+  current: AsyncLocalStorage<TxContext<Db>>,
+  db: unknown,
+  fn: (tx: Db) => Promise<T>,
+  conflicts?: TransactionConflicts,
+): Promise<T> {
+  const outer = activeTx(current);
+  // biome-ignore lint/suspicious/noExplicitAny: the driver's handle (db or an outer tx for a savepoint).
+  const base: any = outer ? outer.tx : db;
+  // Only an outermost transaction can run again: a conflict rolls back the whole transaction.
+  const attempts = conflicts && !outer ? conflicts.attempts : 1;
+  for (let attempt = 1; ; attempt++) {
+    let settled = false;
+    try {
+      // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction of the runtime schema.
+      return await base.transaction(async (tx: any) => {
+        try {
+          return await inTxContext(current, tx as Db, outer, () => fn(tx as Db));
+        } finally {
+          settled = true;
+        }
+      });
+    } catch (err) {
+      const conflict = conflicts?.conflict(err) ?? false;
+      if (conflict && attempt < attempts) {
+        await conflicts?.backoff(attempt, err);
+        continue;
+      }
+      if (settled && !isUnavailableError(err) && !conflict) throw err;
+      throw storageError('transaction', err);
+    }
+  }
+}
+
 /** The npm package each dialect's driver comes from (optional peer dependencies). */
 export const DRIVER_PACKAGES = {
   sqlite: 'better-sqlite3',
@@ -566,28 +617,8 @@ function openPostgres(
     }
   }
 
-  async function transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    const outer = activeTx(current);
-    // biome-ignore lint/suspicious/noExplicitAny: the Postgres handle (db or an outer tx for a savepoint).
-    const base: any = outer ? outer.tx : db;
-    let settled = false;
-    try {
-      // biome-ignore lint/suspicious/noExplicitAny: Drizzle's PgTransaction of the runtime schema.
-      return await base.transaction(async (tx: any) => {
-        try {
-          return await inTxContext(current, tx as Db, outer, () => fn(tx as Db));
-        } finally {
-          settled = true;
-        }
-      });
-    } catch (err) {
-      // Errors from the caller's function pass through unchanged (constraint
-      // violations are the app's business) unless the connection or server
-      // failed; BEGIN/COMMIT failures are ours.
-      if (settled && !isUnavailableError(err)) throw err;
-      throw storageError('transaction', err);
-    }
-  }
+  const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> =>
+    driverTransaction(current, db, fn);
 
   return {
     dialect: 'postgres',

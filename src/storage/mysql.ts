@@ -15,9 +15,8 @@ import {
   activeTx,
   type Db,
   type DialectAdapter,
+  driverTransaction,
   importDriver,
-  inTxContext,
-  isUnavailableError,
   type KitTables,
   MIGRATIONS_ROOT,
   MIGRATIONS_TABLE,
@@ -168,37 +167,15 @@ export function openMysql(
     }
   }
 
-  async function transaction<T>(
+  const transaction = <T>(
     fn: (tx: Db) => Promise<T>,
     txOptions: TransactionOptions = {},
-  ): Promise<T> {
-    const outer = activeTx(current);
-    // biome-ignore lint/suspicious/noExplicitAny: the MySQL handle (db or an outer tx for a savepoint).
-    const base: any = outer ? outer.tx : db;
-    // Only an outermost transaction can be retried: InnoDB rolls back the
-    // whole transaction on a deadlock, savepoints included.
-    const attempts = txOptions.retryOnLockConflict && !outer ? MYSQL_LOCK_ATTEMPTS : 1;
-    for (let attempt = 1; ; attempt++) {
-      let settled = false;
-      try {
-        // biome-ignore lint/suspicious/noExplicitAny: Drizzle's MySqlTransaction of the runtime schema.
-        return await base.transaction(async (tx: any) => {
-          try {
-            return await inTxContext(current, tx as Db, outer, () => fn(tx as Db));
-          } finally {
-            settled = true;
-          }
-        });
-      } catch (err) {
-        if (attempt < attempts && isLockConflict(err)) {
-          await backoff(attempt, err);
-          continue;
-        }
-        if (settled && !isUnavailableError(err) && !isLockConflict(err)) throw err;
-        throw storageError('transaction', err);
-      }
-    }
-  }
+  ): Promise<T> =>
+    driverTransaction(current, db, fn, {
+      conflict: isLockConflict,
+      attempts: txOptions.retryOnLockConflict ? MYSQL_LOCK_ATTEMPTS : 1,
+      backoff,
+    });
 
   return {
     dialect: 'mysql',
