@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resolveConfig } from '../../src/config/index.js';
 import { generateKey } from '../../src/crypto/index.js';
-import { ConfigError } from '../../src/errors/index.js';
+import type { ConfigError } from '../../src/errors/index.js';
 import { createHealthCheck, HEALTH_DB_TIMEOUT, type HealthReport } from '../../src/health/index.js';
 import { createStorage } from '../../src/storage/index.js';
 import type { PendingPurge } from '../../src/storage/types.js';
+import { configProblem, validEnv } from '../helpers/config.js';
 import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
@@ -243,25 +244,8 @@ describe('createHealthCheck', () => {
 });
 
 describe('health options', () => {
-  const ENV = {
-    STORE_APP_CLIENT_ID: 'app_env',
-    STORE_APP_CLIENT_SECRET: 'env-secret-0123456789',
-    STORE_APP_SCOPES: 'read_products',
-    STORE_APP_URL: 'https://app.example.com',
-    STORE_AUTH_URL: 'https://auth.example.com',
-    STORE_APP_ENCRYPTION_KEYS: generateKey(),
-    STORE_APP_SESSION_SECRET: 's'.repeat(32),
-    STORE_APP_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
-  };
-  const problem = (options: object): ConfigError => {
-    try {
-      resolveConfig(options as never, ENV);
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      return err as ConfigError;
-    }
-    throw new Error('accepted');
-  };
+  const ENV = validEnv();
+  const problem = (options: object): ConfigError => configProblem(options, ENV);
 
   it('defaults to no route; a bad path, a path another kit route uses, a bad timeout or an unknown key fails at start naming the option', () => {
     expect(resolveConfig({}, ENV).health).toEqual({ path: null, dbTimeoutMs: 1000, cacheMs: 1000 });

@@ -9,22 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/index.js';
-import { generateKey } from '../../src/crypto/index.js';
-import { ConfigError } from '../../src/errors/index.js';
 import { createKitLogger } from '../../src/http/logger.js';
 import type { StoreAppLogger } from '../../src/http/options.js';
+import { configProblem, validEnv } from '../helpers/config.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 
-const ENV = {
-  STORE_APP_CLIENT_ID: 'app_env',
-  STORE_APP_CLIENT_SECRET: 'env-secret-0123456789',
-  STORE_APP_SCOPES: 'read_products',
-  STORE_APP_URL: 'https://app.example.com',
-  STORE_AUTH_URL: 'https://auth.example.com',
-  STORE_APP_ENCRYPTION_KEYS: generateKey(),
-  STORE_APP_SESSION_SECRET: 's'.repeat(32),
-  STORE_APP_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
-};
+const ENV = validEnv();
 
 interface Call {
   method: string;
@@ -43,23 +33,15 @@ function recordingLogger(): StoreAppLogger & { calls: Call[] } {
   return { calls, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-function configProblem(options: object): ConfigError {
-  try {
-    resolveConfig(options as never, ENV);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error('resolveConfig accepted the options');
-}
+const problem = (options: object) => configProblem(options, ENV);
 
 describe('logger.instance: any logger with the level methods', () => {
   it('refuses at start a logger missing a level method, naming the setting and each missing method', () => {
-    const err = configProblem({ logger: { instance: { info() {}, debug() {} } } });
+    const err = problem({ logger: { instance: { info() {}, debug() {} } } });
     expect(err.setting).toBe('logger.instance');
     expect(err.message).toContain('warn(), error()');
     expect(err.message).toContain('pino');
-    const notObject = configProblem({ logger: { instance: 'console' } });
+    const notObject = problem({ logger: { instance: 'console' } });
     expect(notObject.setting).toBe('logger.instance');
     // A complete one is accepted, and its string level becomes the default level.
     const ok = { ...recordingLogger(), level: 'debug' };

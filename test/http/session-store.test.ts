@@ -8,10 +8,10 @@ import { Writable } from 'node:stream';
 import session from 'express-session';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/crypto/index.js';
 import { memoryStoreWarning } from '../../src/http/session.js';
 import { AdapterSessionStore } from '../../src/storage/index.js';
 import { storeApp } from '../../src/store-app.js';
+import { offlineKitOptions } from '../helpers/config.js';
 import { Browser, begin, startHarness } from '../install/harness.js';
 import { createMemoryDatabase, openMemoryAdapter } from '../storage/memory-adapter.js';
 
@@ -23,20 +23,13 @@ async function startLogs(environment: string, store?: session.Store) {
       cb();
     },
   });
-  const kit = await storeApp({
-    appUrl: 'https://app.example.com',
-    environment,
-    oauth: {
-      clientId: 'app_1',
-      clientSecret: 'secret-0123456789',
-      scopes: ['read_products'],
-      authUrl: 'https://auth.example.com',
-    },
-    storage: { databaseUrl: ':memory:', encryptionKeys: [generateKey()] },
-    session: { secret: randomBytes(32).toString('base64url'), ...(store ? { store } : {}) },
-    webhooks: { secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` },
-    logger: { instance: pino({ level: 'warn' }, destination) },
-  });
+  const kit = await storeApp(
+    offlineKitOptions({
+      environment,
+      session: { secret: randomBytes(32).toString('base64url'), ...(store ? { store } : {}) },
+      logger: { instance: pino({ level: 'warn' }, destination) },
+    }),
+  );
   await kit.close();
   return lines.map((l) => JSON.parse(l) as { setting?: string; msg: string });
 }

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig, type StoreAppOptions } from '../../src/config/index.js';
-import { generateKey } from '../../src/crypto/index.js';
 import { ConfigError, ConfigErrors } from '../../src/errors/index.js';
 import type { StorageAdapter } from '../../src/storage/contract.js';
+import { validEnv } from '../helpers/config.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 import { createMemoryDatabase, type MemoryTx, openMemoryAdapter } from './memory-adapter.js';
 
@@ -106,16 +106,7 @@ describe('the kit on an app-provided StorageAdapter', () => {
 });
 
 describe('storage.adapter is checked at start', () => {
-  const ENV = {
-    STORE_APP_CLIENT_ID: 'app_env',
-    STORE_APP_CLIENT_SECRET: 'env-secret-0123456789',
-    STORE_APP_SCOPES: 'read_products',
-    STORE_APP_URL: 'https://app.example.com',
-    STORE_AUTH_URL: 'https://auth.example.com',
-    STORE_APP_ENCRYPTION_KEYS: generateKey(),
-    STORE_APP_SESSION_SECRET: 's'.repeat(32),
-    STORE_APP_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
-  };
+  const ENV = validEnv();
   const problems = (options: StoreAppOptions, env: Record<string, string> = ENV): ConfigError[] => {
     try {
       resolveConfig(options, env);

@@ -9,9 +9,9 @@ import session from 'express-session';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/crypto/index.js';
 import { StorageError } from '../../src/errors/index.js';
 import { storeApp } from '../../src/store-app.js';
+import { offlineKitOptions } from '../helpers/config.js';
 import { type Otel, registerOtel, total } from './otel.js';
 
 let otel: Otel;
@@ -40,20 +40,13 @@ class FailingStore extends session.Store {
 
 async function appWith(store: session.Store) {
   const secret = randomBytes(32).toString('base64url');
-  const kit = await storeApp({
-    appUrl: 'https://app.example.com',
-    environment: 'test',
-    oauth: {
-      clientId: 'app_1',
-      clientSecret: 'secret-0123456789',
-      scopes: ['read_products'],
-      authUrl: 'https://auth.example.com',
-    },
-    storage: { databaseUrl: ':memory:', encryptionKeys: [generateKey()] },
-    session: { secret, store, cookieName: 'sak_test' },
-    webhooks: { secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` },
-    logger: { instance: pino({ level: 'silent' }) },
-  });
+  const kit = await storeApp(
+    offlineKitOptions({
+      environment: 'test',
+      session: { secret, store, cookieName: 'sak_test' },
+      logger: { instance: pino({ level: 'silent' }) },
+    }),
+  );
   const app = express();
   app.use(kit.middleware());
   app.get('/page', (_req, res) => {
