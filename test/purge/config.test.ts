@@ -3,21 +3,11 @@ import { pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
 import { ConfigErrors, resolveConfig } from '../../src/config/index.js';
-import { generateKey } from '../../src/crypto/index.js';
 import { CONFIG_INVALID, type ConfigError } from '../../src/errors/index.js';
+import { validEnv } from '../helpers/config.js';
 import { newSecret } from '../webhooks/fixtures.js';
 
-const ENV = {
-  STORE_APP_CLIENT_ID: 'app_env',
-  STORE_APP_CLIENT_SECRET: 'env-secret-0123456789',
-  STORE_APP_SCOPES: 'read_products',
-  STORE_APP_URL: 'https://app.example.com',
-  STORE_AUTH_URL: 'https://auth.example.com',
-  STORE_APP_ENCRYPTION_KEYS: generateKey(),
-  STORE_APP_SESSION_SECRET: 's'.repeat(32),
-  STORE_APP_WEBHOOK_SECRET: newSecret(),
-  DATABASE_URL: './data/x.db',
-};
+const ENV = { ...validEnv(), STORE_APP_WEBHOOK_SECRET: newSecret(), DATABASE_URL: './data/x.db' };
 
 function settingsOf(fn: () => unknown): string[] {
   try {
