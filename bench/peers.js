@@ -65,6 +65,11 @@ function row(figure, kit, peer, ratio, paired, target, unit) {
   report(figure, { kit, peer, unit, ratio, paired, target });
 }
 
+/** A row of side `a` vs side `b` from interleaved `rounds()`: medians, their ratio, paired ratio. */
+function roundsRow(r, figure, a, b, target, unit) {
+  row(figure, r.median(a), r.median(b), r.median(a) / r.median(b), r.paired(a, b), target, unit);
+}
+
 // A realistic small delivery (~400 bytes), the same bytes for every verifier.
 const payload = {
   type: 'orders.create',
@@ -148,21 +153,19 @@ if (selected('verify')) {
   };
   for (const s of Object.values(sides)) await s(); // warm-up
   const r = await rounds(ROUNDS, sides);
-  row(
+  roundsRow(
+    r,
     'verify, signature of the bytes (ops per CPU s): kit verifySignature (id, timestamp, HMAC of id.ts.body) vs octokit verify (HMAC of the same bytes, no id or timestamp check)',
-    r.median('kit'),
-    r.median('octokit'),
-    r.median('kit') / r.median('octokit'),
-    r.paired('kit', 'octokit'),
+    'kit',
+    'octokit',
     '>=1.0',
     'ops/s',
   );
-  row(
+  roundsRow(
+    r,
     'verify + parse (ops per CPU s): kit verify vs standardwebhooks verify',
-    r.median('kitParsed'),
-    r.median('standardwebhooks'),
-    r.median('kitParsed') / r.median('standardwebhooks'),
-    r.paired('kitParsed', 'standardwebhooks'),
+    'kitParsed',
+    'standardwebhooks',
     '>=1.0',
     'ops/s',
   );
@@ -461,21 +464,19 @@ if (selected('cold-start')) {
     shopifyApp: start(shopifyApp),
   };
   const r = await rounds(quick ? 5 : 15, sides);
-  row(
+  roundsRow(
+    r,
     'cold start of the main entry (ms, process wall time) vs @shopify/shopify-api',
-    r.median('kit'),
-    r.median('shopify'),
-    r.median('kit') / r.median('shopify'),
-    r.paired('kit', 'shopify'),
+    'kit',
+    'shopify',
     '<=0.9',
     'ms',
   );
-  row(
+  roundsRow(
+    r,
     '  app start imports (ms): express + kit + what storeApp() loads for SQLite vs express + shopify-api + its SQLite session storage',
-    r.median('kitApp'),
-    r.median('shopifyApp'),
-    r.median('kitApp') / r.median('shopifyApp'),
-    r.paired('kitApp', 'shopifyApp'),
+    'kitApp',
+    'shopifyApp',
     '(none)',
     'ms',
   );

@@ -163,6 +163,15 @@ async function pgSeed(client) {
   }
 }
 
+/** `rounds` of both sides, alternating which goes first so warm-up and autovacuum hit both alike. */
+async function alternate(rounds, a, b) {
+  for (let i = 0; i < rounds; i++) {
+    const [first, second] = i % 2 ? [b, a] : [a, b];
+    await first();
+    await second();
+  }
+}
+
 async function pgBench() {
   const admin = new pg.Client({ connectionString: PG_ADMIN });
   try {
@@ -200,16 +209,7 @@ async function pgBench() {
       await client.query(`vacuum ${TABLES.join(', ')}`);
       vacuumTimes.push(performance.now() - v0);
     };
-    // Alternate which side goes first so warm-up and autovacuum hit both alike.
-    for (let i = 0; i < PG_ROUNDS; i++) {
-      if (i % 2) {
-        await bareRun();
-        await kitRun();
-      } else {
-        await kitRun();
-        await bareRun();
-      }
-    }
+    await alternate(PG_ROUNDS, kitRun, bareRun);
     await client.end();
     await storage.close();
   } finally {
@@ -311,15 +311,7 @@ async function myPurgeBench() {
       await client.query(`optimize table ${TABLES.join(', ')}`);
       optimizeTimes.push(performance.now() - o0);
     };
-    for (let i = 0; i < PG_ROUNDS; i++) {
-      if (i % 2) {
-        await bareRun();
-        await kitRun();
-      } else {
-        await kitRun();
-        await bareRun();
-      }
-    }
+    await alternate(PG_ROUNDS, kitRun, bareRun);
     await client.end();
     await storage.close();
   } finally {

@@ -163,14 +163,18 @@ describe('main entry import graph', () => {
     expect(core(started.urls, 'mysql-core')).toBe(false);
   });
 
-  it('a SQLite database loads better-sqlite3 and never pg', async () => {
-    const file = join(work, 'app.db');
-    const r = await runNode(
+  /** A fresh process that opens storage on `databaseUrl` and prints its dialect. */
+  const openStorageIn = (databaseUrl: string) =>
+    runNode(
       `const { createStorage } = await import('${dist}/storage/index.js');
        const { generateKey } = await import('${dist}/crypto/index.js');
-       const s = await createStorage({ databaseUrl: ${JSON.stringify(file)}, encryptionKeys: [generateKey()] });
+       const s = await createStorage({ databaseUrl: ${JSON.stringify(databaseUrl)}, encryptionKeys: [generateKey()] });
        await s.close(); console.log(s.dialect);`,
     );
+
+  it('a SQLite database loads better-sqlite3 and never pg', async () => {
+    const file = join(work, 'app.db');
+    const r = await openStorageIn(file);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('sqlite');
     expect(loaded(r.urls, 'better-sqlite3')).toBe(true);
@@ -181,12 +185,7 @@ describe('main entry import graph', () => {
   it('a Postgres database loads pg and never better-sqlite3', async () => {
     pgDb = await createTempDatabase('import_graph');
     const url = pgDb.url;
-    const r = await runNode(
-      `const { createStorage } = await import('${dist}/storage/index.js');
-       const { generateKey } = await import('${dist}/crypto/index.js');
-       const s = await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] });
-       await s.close(); console.log(s.dialect);`,
-    );
+    const r = await openStorageIn(url);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('postgres');
     expect(loaded(r.urls, 'pg')).toBe(true);
@@ -199,12 +198,7 @@ describe('main entry import graph', () => {
   it('a MySQL/MariaDB database loads mysql2 and neither pg nor better-sqlite3', async () => {
     myDb = await createTempMysqlDatabase('import_graph');
     const url = myDb.url.replace(/^mysql:/, 'mariadb:');
-    const r = await runNode(
-      `const { createStorage } = await import('${dist}/storage/index.js');
-       const { generateKey } = await import('${dist}/crypto/index.js');
-       const s = await createStorage({ databaseUrl: ${JSON.stringify(url)}, encryptionKeys: [generateKey()] });
-       await s.close(); console.log(s.dialect);`,
-    );
+    const r = await openStorageIn(url);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('mysql');
     expect(loaded(r.urls, 'mysql2')).toBe(true);
