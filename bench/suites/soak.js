@@ -1,4 +1,4 @@
-// Soak (issue 15): the kit mounted as the README shows (bench/peers-server.js,
+// Soak (issue 15): the kit mounted as the README shows (bench/peers/server.js,
 // NODE_ENV=production, default logging, SQLite file) under closed-loop load for
 // SOAK_SECONDS each (default 60; BENCH_QUICK=1 → 10):
 //   1. the webhook receiver, fresh signed ids, 50 connections (every delivery
@@ -20,8 +20,9 @@ const SLICE = 5;
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const key = Buffer.from(secret.slice(6), 'base64');
 
-const server = fork(join(here, '..', 'peers-server.js'), [], {
-  env: { ...process.env, BENCH_WEBHOOK_SECRET: secret },
+const server = fork(join(here, '..', 'peers', 'server.js'), [], {
+  // Without the Shopify side: its packages are installed only by `npm run bench:peers`.
+  env: { ...process.env, BENCH_WEBHOOK_SECRET: secret, BENCH_WITHOUT_SHOPIFY: '1' },
   execArgv: ['--expose-gc'],
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });

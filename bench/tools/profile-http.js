@@ -1,4 +1,4 @@
-// Profiles one side of the peer bench under load: starts bench/peers-server.js
+// Profiles one side of the peer bench under load: starts bench/peers/server.js
 // with `node --cpu-prof`, loads one of its routes, and leaves the .cpuprofile in
 // the given folder (summarise it with bench/tools/profile-summary.js).
 //   node bench/tools/profile-http.js <kit-route|bare-route|shopify-route|kit-webhook|peer-webhook> <dir> [seconds]
@@ -15,8 +15,13 @@ if (!target || !dir) {
 }
 const here = dirname(fileURLToPath(import.meta.url));
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
-const server = fork(join(here, '..', 'peers-server.js'), [], {
-  env: { ...process.env, BENCH_WEBHOOK_SECRET: secret },
+const server = fork(join(here, '..', 'peers', 'server.js'), [], {
+  // The Shopify side only when profiling it (its packages: `npm run bench:peers`).
+  env: {
+    ...process.env,
+    BENCH_WEBHOOK_SECRET: secret,
+    ...(target.startsWith('shopify') ? {} : { BENCH_WITHOUT_SHOPIFY: '1' }),
+  },
   execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });

@@ -8,7 +8,7 @@
 //   npm run bench:peers -- receiver      figures whose name contains "receiver"
 //   BENCH_QUICK=1 npm run bench:peers    fewer, shorter rounds
 //
-// HTTP figures: every server runs in one child process (bench/peers-server.js),
+// HTTP figures: every server runs in one child process (bench/peers/server.js),
 // the load comes from this one, so the servers have their event loop and core
 // to themselves. Besides requests/s (wall clock), each figure gives the
 // servers' CPU time per request: on a shared, loaded machine the CPU cost is
@@ -31,8 +31,8 @@ import {
   verify as kitVerify,
   verifySignature as kitVerifySignature,
   storeApp,
-} from '../dist/index.js';
-import { load, median, report, signedDelivery } from './lib.js';
+} from '../../dist/index.js';
+import { load, median, report, signedDelivery } from '../lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2];
@@ -181,7 +181,7 @@ const httpFigures = ['receiver', 'route'].some(selected);
 let server;
 let info;
 if (httpFigures) {
-  server = fork(join(here, 'peers-server.js'), [], {
+  server = fork(join(here, 'server.js'), [], {
     env: { ...process.env, BENCH_WEBHOOK_SECRET: secret },
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -423,7 +423,7 @@ if (selected('token-load')) {
 
 // --- cold start ----------------------------------------------------------------
 if (selected('cold-start')) {
-  const kitEntry = new URL('../dist/index.js', import.meta.url).href;
+  const kitEntry = new URL('../../dist/index.js', import.meta.url).href;
   // Wall time of a fresh node process that imports the entry (what a deploy
   // or a serverless cold start pays), median of interleaved runs.
   const start = (specifiers) => async () => {
@@ -445,7 +445,7 @@ if (selected('cold-start')) {
   const kitApp = [
     'express',
     kitEntry,
-    new URL('../dist/kit.js', import.meta.url).href,
+    new URL('../../dist/kit.js', import.meta.url).href,
     'better-sqlite3',
     'drizzle-orm/better-sqlite3',
     'drizzle-orm/better-sqlite3/migrator',

@@ -1,4 +1,4 @@
-// The servers of the peer bench (bench/peers.js) and the soak suite, in a
+// The servers of the peer bench (bench/peers/bench.js) and the soak suite, in a
 // process of their own so the load generator does not share their event loop
 // and their CPU time per request can be measured apart from it.
 //
@@ -22,16 +22,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import '@shopify/shopify-api/adapters/node';
-import { ApiVersion, Session, shopifyApi } from '@shopify/shopify-api';
-import { MemorySessionStorage } from '@shopify/shopify-app-session-storage-memory';
 import Database from 'better-sqlite3';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { Webhook } from 'standardwebhooks';
-import { storeApp } from '../dist/index.js';
-import { startPlatform } from '../dist/platform/index.js';
-import { installStore, listen } from './lib.js';
+import { storeApp } from '../../dist/index.js';
+import { startPlatform } from '../../dist/platform/index.js';
+import { installStore, listen } from '../lib.js';
 
 const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
@@ -83,63 +80,72 @@ const bareApp = express();
 bareApp.get('/api/data', handler);
 
 // --- Shopify, as its docs show for an embedded app --------------------------------
-const shopApiKey = 'bench-api-key';
-const shopSecret = randomBytes(32).toString('hex');
-const shop = 'bench-store.myshopify.com';
-const shopify = shopifyApi({
-  apiKey: shopApiKey,
-  apiSecretKey: shopSecret,
-  hostName: '127.0.0.1:3000',
-  hostScheme: 'http',
-  apiVersion: ApiVersion.October25,
-  isEmbeddedApp: true,
-  scopes: ['read_products'],
-  logger: { level: 0 },
-});
-const memory = new MemorySessionStorage();
-await memory.storeSession(
-  new Session({
-    id: shopify.session.getOfflineId(shop),
-    shop,
-    state: 'state',
-    isOnline: false,
-    accessToken: `shpat_${randomBytes(16).toString('hex')}`,
-    scope: 'read_products',
-  }),
-);
-const shopApp = express();
-shopApp.get('/api/data', async (req, res) => {
-  const token = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
-  let claims;
-  try {
-    claims = await shopify.session.decodeSessionToken(token ?? '');
-  } catch {
-    res.status(401).json({ error: 'invalid session token' });
-    return;
-  }
-  const session = await memory.loadSession(
-    shopify.session.getOfflineId(new URL(claims.dest).hostname),
+// Its packages live in bench/peers/node_modules (`npm run bench:peers` installs
+// them); the soak suite runs this server without them (BENCH_WITHOUT_SHOPIFY=1).
+async function startShopify() {
+  await import('@shopify/shopify-api/adapters/node');
+  const { ApiVersion, Session, shopifyApi } = await import('@shopify/shopify-api');
+  const { MemorySessionStorage } = await import('@shopify/shopify-app-session-storage-memory');
+  const shopApiKey = 'bench-api-key';
+  const shopSecret = randomBytes(32).toString('hex');
+  const shop = 'bench-store.myshopify.com';
+  const shopify = shopifyApi({
+    apiKey: shopApiKey,
+    apiSecretKey: shopSecret,
+    hostName: '127.0.0.1:3000',
+    hostScheme: 'http',
+    apiVersion: ApiVersion.October25,
+    isEmbeddedApp: true,
+    scopes: ['read_products'],
+    logger: { level: 0 },
+  });
+  const memory = new MemorySessionStorage();
+  await memory.storeSession(
+    new Session({
+      id: shopify.session.getOfflineId(shop),
+      shop,
+      state: 'state',
+      isOnline: false,
+      accessToken: `shpat_${randomBytes(16).toString('hex')}`,
+      scope: 'read_products',
+    }),
   );
-  if (!session?.isActive(shopify.config.scopes)) {
-    res.status(401).json({ error: 'not installed' });
-    return;
-  }
-  res.json({ storeId: session.shop, ok: true });
-});
-const now = Math.floor(Date.now() / 1000);
-const shopifyToken = await new SignJWT({
-  iss: `https://${shop}/admin`,
-  dest: `https://${shop}`,
-  aud: shopApiKey,
-  sub: '1',
-  sid: randomBytes(8).toString('hex'),
-})
-  .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-  .setIssuedAt(now)
-  .setNotBefore(now)
-  .setExpirationTime(now + 3600)
-  .setJti(randomBytes(8).toString('hex'))
-  .sign(new TextEncoder().encode(shopSecret));
+  const shopApp = express();
+  shopApp.get('/api/data', async (req, res) => {
+    const token = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
+    let claims;
+    try {
+      claims = await shopify.session.decodeSessionToken(token ?? '');
+    } catch {
+      res.status(401).json({ error: 'invalid session token' });
+      return;
+    }
+    const session = await memory.loadSession(
+      shopify.session.getOfflineId(new URL(claims.dest).hostname),
+    );
+    if (!session?.isActive(shopify.config.scopes)) {
+      res.status(401).json({ error: 'not installed' });
+      return;
+    }
+    res.json({ storeId: session.shop, ok: true });
+  });
+  const now = Math.floor(Date.now() / 1000);
+  const shopifyToken = await new SignJWT({
+    iss: `https://${shop}/admin`,
+    dest: `https://${shop}`,
+    aud: shopApiKey,
+    sub: '1',
+    sid: randomBytes(8).toString('hex'),
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt(now)
+    .setNotBefore(now)
+    .setExpirationTime(now + 3600)
+    .setJti(randomBytes(8).toString('hex'))
+    .sign(new TextEncoder().encode(shopSecret));
+  return { shopApp, shopifyToken };
+}
+const shopifySide = process.env.BENCH_WITHOUT_SHOPIFY === '1' ? undefined : await startShopify();
 
 // --- the receiver a user would otherwise write ------------------------------------
 const std = new Webhook(secret);
@@ -191,7 +197,7 @@ durableApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
 const servers = {
   kit: await listen(kitApp),
   bare: await listen(bareApp),
-  shopify: await listen(shopApp),
+  ...(shopifySide ? { shopify: await listen(shopifySide.shopApp) } : {}),
   webhook: await listen(webhookApp),
   webhookDurable: await listen(durableApp),
 };
@@ -230,5 +236,5 @@ process.send({
   kitSynchronous,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken,
-  shopifyToken,
+  shopifyToken: shopifySide?.shopifyToken,
 });
