@@ -4,6 +4,8 @@
 // @arethetypeswrong/cli, then type-checks the README's and docs' examples in a
 // consumer project (strict, module NodeNext, skipLibCheck false) that
 // installs the tarball without the database drivers or their @types.
+// Both tarballs' file lists are checked first (scripts/package-files.js): no
+// local state, nothing but what the packages are meant to ship.
 // Flags: --tarball <file> reuses a packed kit.
 import { spawnSync } from 'node:child_process';
 import {
@@ -18,6 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { committedFiles, packProblems, tarballFiles } from './package-files.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -57,6 +60,8 @@ try {
     readdirSync(creatorDir).find((f) => f.endsWith('.tgz')),
   );
   run(bin('publint'), ['--strict', creator], root, 'publint (create-store-app)');
+  checkFiles('kit', tarball, ['docs', 'migrations'], root);
+  checkFiles('create-store-app', creator, ['templates'], join(root, 'create-app'));
   // ESM only: Node >= 20.19 can require() it, which attw's node16-from-CJS row does not model.
   run(bin('attw'), [tarball, '--profile', 'esm-only'], root, 'attw');
 
@@ -126,6 +131,24 @@ try {
   console.log('check:package: ok');
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/** Fails when a tarball holds a file it must not, or lacks one it must have. */
+function checkFiles(kind, tarball, shippedAsCommitted, pkgDir) {
+  console.log(`check:package: file list (${kind})`);
+  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  const files = tarballFiles(tarball);
+  const problems = packProblems(kind === 'kit' ? 'kit' : 'creator', {
+    files,
+    committed: committedFiles(root, shippedAsCommitted),
+    pkg,
+  });
+  if (problems.length > 0) {
+    console.error(problems.map((p) => `  ${p}`).join('\n'));
+    console.error(`check:package: the ${kind} tarball's file list is wrong`);
+    process.exit(1);
+  }
+  console.log(`check:package: ${files.length} files, as expected`);
 }
 
 /**
