@@ -217,6 +217,7 @@ async function merchantJourney(page: Page, storeId: string): Promise<void> {
   // Uninstall from the admin: tokens revoked, app.uninstalled delivered, store purged.
   await page.goto(adminStoreUrl);
   await page.getByRole('button', { name: 'Uninstall' }).click();
+  await page.getByRole('button', { name: /^Yes, uninstall/ }).click();
   await page.waitForURL(/notice=uninstalled/);
   await expect
     .poll(() => count('product_notes') + count('store_app_installations'), { timeout: 45_000 })

@@ -113,6 +113,7 @@ async function journey(page: Page, width: number): Promise<void> {
   // Each width starts from an uninstalled store, whatever the previous run left.
   if ((await page.getByRole('button', { name: 'Uninstall' }).count()) > 0) {
     await page.getByRole('button', { name: 'Uninstall' }).click();
+    await page.getByRole('button', { name: /^Yes, uninstall/ }).click();
     await page.waitForURL(/notice=uninstalled/);
   }
   await page.getByRole('link', { name: 'Install' }).click();
@@ -209,6 +210,7 @@ async function journey(page: Page, width: number): Promise<void> {
   // Uninstall: the app forgets the store.
   await page.goto(adminStoreUrl);
   await page.getByRole('button', { name: 'Uninstall' }).click();
+  await page.getByRole('button', { name: /^Yes, uninstall/ }).click();
   await page.waitForURL(/notice=uninstalled/);
   await expect
     .poll(() => appRows(storeId, 'product_notes') + appRows(storeId, 'store_app_installations'), {

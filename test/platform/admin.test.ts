@@ -70,7 +70,9 @@ describe('merchant admin', () => {
     expect(payload.jti).toEqual(expect.any(String));
     expect(open.headers['content-security-policy']).toContain('frame-src http://127.0.0.1:9');
 
-    const un = await post(`/admin/stores/${inst.storeId}/apps/${inst.clientId}/uninstall`).send({});
+    const un = await post(`/admin/stores/${inst.storeId}/apps/${inst.clientId}/uninstall`).send({
+      confirm: 'yes',
+    });
     expect(un.status).toBe(303);
     const api = await fetch(`${platform.apiUrl}/stores/current`, {
       headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
@@ -83,6 +85,53 @@ describe('merchant admin', () => {
     expect(dash.text).toContain('app.uninstalled');
     const after = await request(platform.app).get(`/admin/stores/${inst.storeId}`);
     expect(after.text).toContain(`/admin/stores/${inst.storeId}/apps/${inst.clientId}/install`);
+  });
+
+  it('Uninstall asks first: the button opens a confirmation, an unconfirmed post deletes nothing', async () => {
+    const inst = await install(platform);
+    const uninstallPath = `/admin/stores/${inst.storeId}/apps/${inst.clientId}/uninstall`;
+    const page = await request(platform.app).get(`/admin/stores/${inst.storeId}`);
+    // The store page's button navigates (GET) to the confirmation; it posts nothing.
+    expect(page.text).toContain(`<form class="inline" method="get" action="${uninstallPath}">`);
+    expect(page.text).not.toContain(`method="post" action="${uninstallPath}"`);
+
+    const confirm = await request(platform.app).get(uninstallPath);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('cannot be undone');
+    expect(confirm.text).toContain('name="confirm" value="yes"');
+    expect(confirm.text).toContain(`href="/admin/stores/${inst.storeId}">Cancel</a>`);
+
+    const stillInstalled = async () =>
+      (
+        await fetch(`${platform.apiUrl}/stores/current`, {
+          headers: { authorization: `Bearer ${inst.accessToken}`, 'x-store-id': inst.storeId },
+        })
+      ).status;
+    // The old one-click post, or any post without the confirmation: sent to ask, nothing revoked.
+    for (const body of [{}, { confirm: 'no' }]) {
+      const un = await post(uninstallPath).send(body);
+      expect(un.status).toBe(303);
+      expect(un.headers['location']).toBe(uninstallPath);
+    }
+    expect(await stillInstalled()).toBe(200);
+    expect(platform.deliveries({ clientId: inst.clientId })).toHaveLength(0);
+
+    // Cross-site, even confirmed: refused.
+    const forged = await request(platform.app)
+      .post(uninstallPath)
+      .set('Origin', 'https://evil.example')
+      .type('form')
+      .send({ confirm: 'yes' });
+    expect(forged.status).toBe(403);
+    expect(await stillInstalled()).toBe(200);
+
+    const un = await post(uninstallPath).send({ confirm: 'yes' });
+    expect(un.headers['location']).toBe(`/admin/stores/${inst.storeId}?notice=uninstalled`);
+    expect(await stillInstalled()).toBe(401);
+    // Twice: the app is no longer installed, nothing more happens.
+    expect((await request(platform.app).get(uninstallPath)).status).toBe(404);
+    expect((await post(uninstallPath).send({ confirm: 'yes' })).status).toBe(404);
+    expect(platform.deliveries({ clientId: inst.clientId })).toHaveLength(1);
   });
 
   it('Install sends the browser to {appUrl}/auth?store_id=… at top level', async () => {

@@ -120,7 +120,7 @@ ${notice === 'uninstalled' ? html`<div class="card notice">The app was uninstall
               (i) => {
                 const a = deps.apps.byId(i.appId);
                 if (!a) return '';
-                return html`<tr><td><strong>${a.name}</strong><br><span class="muted">${a.appUrl}</span></td><td>${i.scopes.join(', ')}</td><td class="right"><div class="actions"><a class="button" href="/admin/stores/${store.id}/apps/${a.clientId}">Open</a><form class="inline" method="post" action="/admin/stores/${store.id}/apps/${a.clientId}/uninstall"><button type="submit" class="danger">Uninstall</button></form></div></td></tr>`;
+                return html`<tr><td><strong>${a.name}</strong><br><span class="muted">${a.appUrl}</span></td><td>${i.scopes.join(', ')}</td><td class="right"><div class="actions"><a class="button" href="/admin/stores/${store.id}/apps/${a.clientId}">Open</a><form class="inline" method="get" action="/admin/stores/${store.id}/apps/${a.clientId}/uninstall"><button type="submit" class="danger">Uninstall</button></form></div></td></tr>`;
               },
             )}</tbody></table>`
       }</div>
@@ -181,6 +181,28 @@ ${notice === 'uninstalled' ? html`<div class="card notice">The app was uninstall
     });
   });
 
+  // Uninstalling deletes the merchant's data in the app: as a real admin does, the button
+  // opens this page, and only its explicit confirmation (confirm=yes) uninstalls.
+  router.get(
+    '/admin/stores/:storeId/apps/:clientId/uninstall',
+    function confirmUninstall(req, res) {
+      const found = storeAndApp(req, res);
+      if (!found) return;
+      const { app, storeId } = found;
+      if (!deps.tokens.isInstalled(app.appId, storeId)) {
+        notFoundPage(res, `${app.name} is not installed in this store.`);
+        return;
+      }
+      const store = deps.stores.get(storeId);
+      sendPage(res, {
+        title: `Uninstall ${app.name}?`,
+        body: html`<div class="card"><h1>Uninstall ${app.name} from ${store?.name ?? storeId}?</h1>
+<p>The app loses its access to this store at once: its tokens are revoked and it is sent an <code>app.uninstalled</code> event, on which it deletes everything it holds for the store (notes, settings, its copy of your data). This cannot be undone; installing the app again starts from nothing.</p>
+<form method="post" action="/admin/stores/${storeId}/apps/${app.clientId}/uninstall"><input type="hidden" name="confirm" value="yes"><div class="actions"><button type="submit" class="danger">Yes, uninstall ${app.name}</button><a class="button" href="/admin/stores/${storeId}">Cancel</a></div></form></div>`,
+      });
+    },
+  );
+
   router.post(
     '/admin/stores/:storeId/apps/:clientId/uninstall',
     sameOrigin,
@@ -188,6 +210,11 @@ ${notice === 'uninstalled' ? html`<div class="card notice">The app was uninstall
     function uninstallApp(req, res) {
       const found = storeAndApp(req, res);
       if (!found) return;
+      if (field(req.body, 'confirm') !== 'yes') {
+        // Not confirmed (an old one-click form, a stray post): ask, delete nothing.
+        res.redirect(303, `/admin/stores/${found.storeId}/apps/${found.app.clientId}/uninstall`);
+        return;
+      }
       try {
         deps.uninstall({ storeId: found.storeId, clientId: found.app.clientId });
       } catch (err) {
