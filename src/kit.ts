@@ -111,7 +111,11 @@ interface StoreAppKitBase {
   authenticated(): AuthenticatedHandler;
   /** The typed API client of a store, for background jobs and scripts. */
   client(storeId: string): StoreApiClient;
-  /** An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`. */
+  /**
+   * An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`,
+   * bound to the store's current installation (an uninstall ends it). Throws
+   * `NotInstalledError` for a store that is not installed.
+   */
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   storage: Storage;
   /** The kit's logger (redacting); children per request are at `res.locals.log`. */

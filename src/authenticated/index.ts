@@ -17,7 +17,7 @@ import { StorageError, StoreAppError } from '../errors/index.js';
 import { escapeHtml, sendPage } from '../install/pages.js';
 import { RefreshClientRejectedError } from '../refresh/errors.js';
 import type { TokenManager } from '../refresh/manager.js';
-import { SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
+import { SCOPES_CHANGED, SESSION_REQUIRED, SESSION_TOKEN_INVALID } from './errors.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
@@ -199,6 +199,8 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     storeId?: string;
     /** When the session began, epoch seconds (carried into renewed session tokens). */
     authTime?: number;
+    /** The installation a bearer token was minted for (`installedAt`, epoch ms). */
+    installedAt?: number;
     bearerError?: StoreAppError;
     handled?: boolean;
   }> {
@@ -304,13 +306,16 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     if (session === undefined) return false;
     const installation = cached(session.storeId);
     if (installation === undefined || !hasRequired(installation.scopes)) return false;
+    const installedAt = installation.installedAt.getTime();
+    // A token of an earlier installation takes the full path (which may reload, then refuse).
+    if (installedAt !== session.installedAt) return false;
     const { storeId: id, authTime } = session;
     res.locals.store = {
       storeId: id,
       scopes: installation.scopes,
       missingScopes: NONE_MISSING,
       client: deps.clients.forStore(id),
-      sessionToken: () => deps.sessionTokens.mint(id, authTime),
+      sessionToken: () => deps.sessionTokens.mint(id, { installedAt, authTime }),
     };
     return true;
   }
@@ -351,6 +356,25 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         return;
       }
       let installation = await deps.tokens.getInstallation(storeId);
+      if (
+        found.installedAt !== undefined &&
+        installation.installedAt.getTime() !== found.installedAt
+      ) {
+        // The memory copy may predate a reinstall in another process; ask the database.
+        installation = await deps.tokens.reload(storeId);
+        if (installation.installedAt.getTime() !== found.installedAt) {
+          // Minted for an installation that has since ended (uninstall, then reinstall):
+          // the uninstall ended that session, as it ends cookie sessions.
+          reauthorize(
+            req,
+            res,
+            storeId,
+            SESSION_TOKEN_INVALID,
+            'The app session token belongs to an earlier installation of this store; open the app from the store admin again.',
+          );
+          return;
+        }
+      }
       let missing = missingFrom(installation.scopes);
       if (missing.length > 0) {
         // The memory copy may predate a reinstall in another process; ask the database.
@@ -368,13 +392,14 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         return;
       }
       const id = storeId;
+      const installedAt = installation.installedAt.getTime();
       res.locals.store = {
         storeId: id,
         scopes: installation.scopes,
         missingScopes: missing,
         client: deps.clients.forStore(id),
         // A renewal keeps the session's start: it cannot outlive the session.
-        sessionToken: () => deps.sessionTokens.mint(id, authTime),
+        sessionToken: () => deps.sessionTokens.mint(id, { installedAt, authTime }),
       };
       next();
     } catch (err) {
