@@ -17,7 +17,12 @@ import { StorageError, StoreAppError } from '../errors/index.js';
 import { escapeHtml, sendPage } from '../install/pages.js';
 import { RefreshClientRejectedError } from '../refresh/errors.js';
 import type { TokenManager } from '../refresh/manager.js';
-import { SCOPES_CHANGED, SESSION_REQUIRED, SESSION_TOKEN_INVALID } from './errors.js';
+import {
+  CROSS_SITE_REQUEST,
+  SCOPES_CHANGED,
+  SESSION_REQUIRED,
+  SESSION_TOKEN_INVALID,
+} from './errors.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
@@ -26,7 +31,7 @@ import {
   type SessionTokenIssuer,
 } from './session-token.js';
 
-export { SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
+export { CROSS_SITE_REQUEST, SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
 export {
   createLaunchVerifier,
   createSessionTokens,
@@ -98,6 +103,23 @@ const BEARER_TOKEN = /^Bearer\s+(\S+)\s*$/i;
 /** `missingScopes` of a store that granted every scope: one frozen array for all requests. */
 const NONE_MISSING: readonly string[] = Object.freeze([]);
 
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a request that only the session cookie authenticates was sent by
+ * another site (CSRF). Fetch Metadata decides when the browser sends it;
+ * otherwise the `Origin` header (an opaque `null` origin counts as foreign).
+ * Same-site senders (the local admin on another port) pass, as do non-browser
+ * clients that send neither header.
+ */
+export function isCrossSiteWrite(req: Request, appOrigin: string): boolean {
+  if (SAFE_METHODS.has(req.method)) return false;
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined) return site === 'cross-site';
+  const origin = req.get('origin');
+  return origin !== undefined && origin !== appOrigin;
+}
+
 function isEmbeddedLoad(req: Request): boolean {
   return req.get('sec-fetch-dest') === 'iframe' || req.query.embedded === '1';
 }
@@ -108,6 +130,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   const missingFrom = (granted: readonly string[]) => required.filter((s) => !granted.includes(s));
   const hasRequired = (granted: readonly string[]) => required.every((s) => granted.includes(s));
   const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
+  const appOrigin = new URL(deps.beginUrl).origin;
 
   function authUrlFor(storeId: string | undefined): string {
     const url = new URL(deps.beginUrl);
@@ -202,6 +225,8 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     /** The installation a bearer token was minted for (`installedAt`, epoch ms). */
     installedAt?: number;
     bearerError?: StoreAppError;
+    /** Only the session cookie named the store (no bearer or launch token). */
+    byCookie?: boolean;
     handled?: boolean;
   }> {
     const auth = req.get('authorization');
@@ -285,6 +310,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     return {
       storeId: sessionStore,
       authTime: typeof authAt === 'number' ? Math.floor(authAt / 1000) : undefined,
+      byCookie: true,
     };
   }
 
@@ -340,6 +366,20 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         res.set('Cache-Control', 'no-store');
         res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
         res.status(401).json({ code: found.bearerError.code, message: found.bearerError.message });
+        return;
+      }
+      if (found.byCookie && found.storeId !== undefined && isCrossSiteWrite(req, appOrigin)) {
+        // The browser attached the cookie to a request another site made: never act on it.
+        deps.logger?.warn(
+          { method: req.method, site: req.get('sec-fetch-site') ?? null },
+          'Cross-site write with the session cookie refused.',
+        );
+        res.set('Cache-Control', 'no-store');
+        res.status(403).json({
+          code: CROSS_SITE_REQUEST,
+          message:
+            'This request came from another site; the app refuses cookie-authenticated writes from other sites. Send the app session token (Authorization: Bearer) or call from the app itself.',
+        });
         return;
       }
       storeId = found.storeId;
