@@ -17,6 +17,7 @@ import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
 import { createHealthCheck, type HealthReport } from './health/index.js';
+import { healthDetailWarning } from './health/options.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
@@ -203,6 +204,8 @@ export async function createKit(
   if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
   const memoryStore = memoryStoreWarning(config.session.store, config.environment);
   if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
+  const healthDetail = healthDetailWarning(config.health);
+  if (healthDetail) logger.warn({ setting: 'health.detail' }, healthDetail);
   const closers: Array<() => Promise<void> | void> = [];
 
   // --- storage -------------------------------------------------------------
