@@ -6,6 +6,7 @@
 
 // API client, refresh and authenticated()
 export {
+  CROSS_SITE_REQUEST,
   LAUNCH_TOKEN_INVALID,
   SCOPES_CHANGED,
   SESSION_LIFETIME_EXCEEDED,

@@ -17,6 +17,7 @@ import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
 import { createHealthCheck, type HealthReport } from './health/index.js';
+import { healthDetailWarning } from './health/options.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
@@ -111,7 +112,11 @@ interface StoreAppKitBase {
   authenticated(): AuthenticatedHandler;
   /** The typed API client of a store, for background jobs and scripts. */
   client(storeId: string): StoreApiClient;
-  /** An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`. */
+  /**
+   * An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`,
+   * bound to the store's current installation (an uninstall ends it). Throws
+   * `NotInstalledError` for a store that is not installed.
+   */
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   storage: Storage;
   /** The kit's logger (redacting); children per request are at `res.locals.log`. */
@@ -199,6 +204,8 @@ export async function createKit(
   if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
   const memoryStore = memoryStoreWarning(config.session.store, config.environment);
   if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
+  const healthDetail = healthDetailWarning(config.health);
+  if (healthDetail) logger.warn({ setting: 'health.detail' }, healthDetail);
   const closers: Array<() => Promise<void> | void> = [];
 
   // --- storage -------------------------------------------------------------

@@ -10,6 +10,13 @@ export const SESSION_REQUIRED = 'SESSION_REQUIRED' as const;
 /** The app now needs scopes the installation was not granted: the merchant re-authorises. */
 export const SCOPES_CHANGED = 'SCOPES_CHANGED' as const;
 
+/**
+ * A write (POST, PUT, PATCH, DELETE…) authenticated only by the session cookie came from
+ * another site (`Sec-Fetch-Site: cross-site`, or a foreign `Origin`): refused as a forged
+ * request. Same-origin pages, and any caller sending the app session token, are unaffected.
+ */
+export const CROSS_SITE_REQUEST = 'CROSS_SITE_REQUEST' as const;
+
 export const SESSION_TOKEN_INVALID = 'SESSION_TOKEN_INVALID' as const;
 export const SESSION_TOKEN_EXPIRED = 'SESSION_TOKEN_EXPIRED' as const;
 export const LAUNCH_TOKEN_INVALID = 'LAUNCH_TOKEN_INVALID' as const;

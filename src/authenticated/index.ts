@@ -17,7 +17,12 @@ import { StorageError, StoreAppError } from '../errors/index.js';
 import { escapeHtml, sendPage } from '../install/pages.js';
 import { RefreshClientRejectedError } from '../refresh/errors.js';
 import type { TokenManager } from '../refresh/manager.js';
-import { SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
+import {
+  CROSS_SITE_REQUEST,
+  SCOPES_CHANGED,
+  SESSION_REQUIRED,
+  SESSION_TOKEN_INVALID,
+} from './errors.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
@@ -26,7 +31,7 @@ import {
   type SessionTokenIssuer,
 } from './session-token.js';
 
-export { SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
+export { CROSS_SITE_REQUEST, SCOPES_CHANGED, SESSION_REQUIRED } from './errors.js';
 export {
   createLaunchVerifier,
   createSessionTokens,
@@ -98,6 +103,23 @@ const BEARER_TOKEN = /^Bearer\s+(\S+)\s*$/i;
 /** `missingScopes` of a store that granted every scope: one frozen array for all requests. */
 const NONE_MISSING: readonly string[] = Object.freeze([]);
 
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a request that only the session cookie authenticates was sent by
+ * another site (CSRF). Fetch Metadata decides when the browser sends it;
+ * otherwise the `Origin` header (an opaque `null` origin counts as foreign).
+ * Same-site senders (the local admin on another port) pass, as do non-browser
+ * clients that send neither header.
+ */
+export function isCrossSiteWrite(req: Request, appOrigin: string): boolean {
+  if (SAFE_METHODS.has(req.method)) return false;
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined) return site === 'cross-site';
+  const origin = req.get('origin');
+  return origin !== undefined && origin !== appOrigin;
+}
+
 function isEmbeddedLoad(req: Request): boolean {
   return req.get('sec-fetch-dest') === 'iframe' || req.query.embedded === '1';
 }
@@ -108,6 +130,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   const missingFrom = (granted: readonly string[]) => required.filter((s) => !granted.includes(s));
   const hasRequired = (granted: readonly string[]) => required.every((s) => granted.includes(s));
   const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
+  const appOrigin = new URL(deps.beginUrl).origin;
 
   function authUrlFor(storeId: string | undefined): string {
     const url = new URL(deps.beginUrl);
@@ -199,7 +222,11 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     storeId?: string;
     /** When the session began, epoch seconds (carried into renewed session tokens). */
     authTime?: number;
+    /** The installation a bearer token was minted for (`installedAt`, epoch ms). */
+    installedAt?: number;
     bearerError?: StoreAppError;
+    /** Only the session cookie named the store (no bearer or launch token). */
+    byCookie?: boolean;
     handled?: boolean;
   }> {
     const auth = req.get('authorization');
@@ -283,6 +310,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     return {
       storeId: sessionStore,
       authTime: typeof authAt === 'number' ? Math.floor(authAt / 1000) : undefined,
+      byCookie: true,
     };
   }
 
@@ -304,13 +332,16 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     if (session === undefined) return false;
     const installation = cached(session.storeId);
     if (installation === undefined || !hasRequired(installation.scopes)) return false;
+    const installedAt = installation.installedAt.getTime();
+    // A token of an earlier installation takes the full path (which may reload, then refuse).
+    if (installedAt !== session.installedAt) return false;
     const { storeId: id, authTime } = session;
     res.locals.store = {
       storeId: id,
       scopes: installation.scopes,
       missingScopes: NONE_MISSING,
       client: deps.clients.forStore(id),
-      sessionToken: () => deps.sessionTokens.mint(id, authTime),
+      sessionToken: () => deps.sessionTokens.mint(id, { installedAt, authTime }),
     };
     return true;
   }
@@ -337,6 +368,20 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         res.status(401).json({ code: found.bearerError.code, message: found.bearerError.message });
         return;
       }
+      if (found.byCookie && found.storeId !== undefined && isCrossSiteWrite(req, appOrigin)) {
+        // The browser attached the cookie to a request another site made: never act on it.
+        deps.logger?.warn(
+          { method: req.method, site: req.get('sec-fetch-site') ?? null },
+          'Cross-site write with the session cookie refused.',
+        );
+        res.set('Cache-Control', 'no-store');
+        res.status(403).json({
+          code: CROSS_SITE_REQUEST,
+          message:
+            'This request came from another site; the app refuses cookie-authenticated writes from other sites. Send the app session token (Authorization: Bearer) or call from the app itself.',
+        });
+        return;
+      }
       storeId = found.storeId;
       authTime = found.authTime;
       if (!storeId) {
@@ -351,6 +396,25 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         return;
       }
       let installation = await deps.tokens.getInstallation(storeId);
+      if (
+        found.installedAt !== undefined &&
+        installation.installedAt.getTime() !== found.installedAt
+      ) {
+        // The memory copy may predate a reinstall in another process; ask the database.
+        installation = await deps.tokens.reload(storeId);
+        if (installation.installedAt.getTime() !== found.installedAt) {
+          // Minted for an installation that has since ended (uninstall, then reinstall):
+          // the uninstall ended that session, as it ends cookie sessions.
+          reauthorize(
+            req,
+            res,
+            storeId,
+            SESSION_TOKEN_INVALID,
+            'The app session token belongs to an earlier installation of this store; open the app from the store admin again.',
+          );
+          return;
+        }
+      }
       let missing = missingFrom(installation.scopes);
       if (missing.length > 0) {
         // The memory copy may predate a reinstall in another process; ask the database.
@@ -368,13 +432,14 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
         return;
       }
       const id = storeId;
+      const installedAt = installation.installedAt.getTime();
       res.locals.store = {
         storeId: id,
         scopes: installation.scopes,
         missingScopes: missing,
         client: deps.clients.forStore(id),
         // A renewal keeps the session's start: it cannot outlive the session.
-        sessionToken: () => deps.sessionTokens.mint(id, authTime),
+        sessionToken: () => deps.sessionTokens.mint(id, { installedAt, authTime }),
       };
       next();
     } catch (err) {

@@ -3,6 +3,7 @@
  * factory, session tokens, `authenticated()`), so `src/kit.ts` only wires it.
  */
 import type { Request, RequestHandler } from 'express';
+import { NotInstalledError } from '../client/errors.js';
 import { createClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import type { ResolvedClientOptions } from '../client/options.js';
@@ -133,7 +134,14 @@ export function createApiRuntime(
     tokens,
     client: (storeId) => factory.forStore(storeId),
     authenticated,
-    sessionToken: (storeId) => sessionTokens.mint(storeId),
+    async sessionToken(storeId) {
+      // Bound to the current installation: a token never outlives an uninstall. Read
+      // without refreshing: minting needs the installation, not a live access token.
+      const installation =
+        tokens.cachedInstallation(storeId) ?? (await deps.storage.installations.get(storeId));
+      if (!installation) throw new NotInstalledError(storeId);
+      return sessionTokens.mint(storeId, { installedAt: installation.installedAt.getTime() });
+    },
     sessionTokenHandler,
     forget(storeId) {
       tokens.invalidate(storeId);

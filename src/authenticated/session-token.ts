@@ -45,16 +45,32 @@ export interface VerifiedSession {
   storeId: string;
   /** When the merchant's session began (launch or install), epoch seconds; renewals keep it. */
   authTime: number;
+  /**
+   * The installation the token was minted for: its `installedAt` in epoch
+   * milliseconds (our clock; compared for equality only). A reinstall sets a
+   * new one, so a token from before an uninstall never works again.
+   */
+  installedAt: number;
+}
+
+/** What a minted token is bound to. */
+export interface SessionBinding {
+  /** `installedAt` of the store's installation, epoch milliseconds. */
+  installedAt: number;
+  /**
+   * When the session it renews began, epoch seconds; a renewal passes the
+   * original so no chain of renewals outlives the session's absolute lifetime.
+   * @default now (a new session)
+   */
+  authTime?: number | undefined;
 }
 
 export interface SessionTokenIssuer {
   /**
-   * Mint a token for the store; `expiresAt` tells the frontend when to fetch a
-   * new one. `authTime` (epoch seconds) is when the session it renews began;
-   * a renewal passes the original so no chain of renewals outlives the
-   * session's absolute lifetime. @default now (a new session)
+   * Mint a token for the store's current installation (`binding.installedAt`);
+   * `expiresAt` tells the frontend when to fetch a new one.
    */
-  mint(storeId: string, authTime?: number): Promise<{ token: string; expiresAt: Date }>;
+  mint(storeId: string, binding: SessionBinding): Promise<{ token: string; expiresAt: Date }>;
   /** Verify and return the store id; throws SessionTokenError. */
   verify(token: string): Promise<string>;
   /** Verify and return the store id and when its session began; throws SessionTokenError. */
@@ -69,6 +85,8 @@ export interface SessionTokenIssuer {
 
 /** Claim carrying the session's original authentication time (epoch seconds). */
 const AUTH_TIME_CLAIM = 'auth_time';
+/** Claim carrying the installation's `installedAt` (epoch ms): one installation per token. */
+const INSTALLATION_CLAIM = 'sak_inst';
 
 export function createSessionTokens(config: {
   /** Session secrets, newest first: the first signs, all verify. */
@@ -120,7 +138,7 @@ export function createSessionTokens(config: {
           issuer: config.issuer,
           audience: config.clientId,
           clockTolerance: config.clockToleranceSeconds,
-          requiredClaims: ['sub', 'exp', 'iat', AUTH_TIME_CLAIM],
+          requiredClaims: ['sub', 'exp', 'iat', AUTH_TIME_CLAIM, INSTALLATION_CLAIM],
           // A token cannot claim to live longer than we mint them.
           maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
         });
@@ -142,6 +160,13 @@ export function createSessionTokens(config: {
             'The app session token has no valid session start.',
           );
         }
+        const installedAt = payload[INSTALLATION_CLAIM];
+        if (typeof installedAt !== 'number' || !Number.isSafeInteger(installedAt)) {
+          throw new SessionTokenError(
+            SESSION_TOKEN_INVALID,
+            'The app session token names no installation.',
+          );
+        }
         const now = Math.floor(Date.now() / 1000);
         // auth_time and now are both our clock: no tolerance at the session's end.
         if (now >= sessionEnd(authTime)) {
@@ -155,7 +180,7 @@ export function createSessionTokens(config: {
         // and the end of the session it belongs to.
         const until =
           Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
-        const session = Object.freeze({ storeId: payload.sub, authTime });
+        const session = Object.freeze({ storeId: payload.sub, authTime, installedAt });
         verified.set(token, { session, until });
         return session;
       } catch (err) {
@@ -179,11 +204,17 @@ export function createSessionTokens(config: {
   }
 
   return {
-    async mint(storeId, authTime) {
+    async mint(storeId, { installedAt, authTime }) {
       if (!isPlausibleStoreId(storeId)) {
         throw new SessionTokenError(
           SESSION_TOKEN_INVALID,
           'Cannot mint a token for that store id.',
+        );
+      }
+      if (!Number.isSafeInteger(installedAt)) {
+        throw new SessionTokenError(
+          SESSION_TOKEN_INVALID,
+          'Cannot mint a token without the installation it belongs to.',
         );
       }
       const iat = Math.floor(Date.now() / 1000);
@@ -199,7 +230,10 @@ export function createSessionTokens(config: {
       }
       // A renewal never reaches past the session's end.
       const exp = Math.min(iat + config.ttlSeconds, sessionEnd(start));
-      const token = await new SignJWT({ [AUTH_TIME_CLAIM]: start })
+      const token = await new SignJWT({
+        [AUTH_TIME_CLAIM]: start,
+        [INSTALLATION_CLAIM]: installedAt,
+      })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setIssuer(config.issuer)
         .setAudience(config.clientId)

@@ -13,6 +13,7 @@ import { clientOptionsSchema, type ResolvedClientOptions } from '../client/optio
 import { ConfigError, ConfigErrors } from '../errors/index.js';
 import {
   HEALTH_DEFAULTS,
+  HEALTH_TOKEN_ENV,
   healthOptionsSchema,
   type ResolvedHealthOptions,
 } from '../health/options.js';
@@ -216,6 +217,15 @@ function overlayEnvironment(
     }
     input[section] = merged;
   }
+  // health is opt-in: its token is read only for a route the app asked for.
+  const health = input['health'];
+  if (typeof health === 'object' && health !== null && !('token' in health)) {
+    const token = envValue(env, HEALTH_TOKEN_ENV);
+    if (token !== undefined) {
+      input['health'] = { ...health, token };
+      settings.set('health.token', HEALTH_TOKEN_ENV);
+    }
+  }
   return { input, settings };
 }
 
@@ -223,6 +233,7 @@ function overlayEnvironment(
 const KNOWN_ENV: ReadonlySet<string> = new Set([
   APP_URL_ENV,
   NODE_ENV,
+  HEALTH_TOKEN_ENV,
   ...Object.values(SECTION_ENV).flatMap((b) => Object.values(b)),
 ]);
 

@@ -4,11 +4,12 @@
  * it is safe to show to whoever can reach the route: counts, ages, times and
  * stable error codes; no store id, token, URL or error message.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { RefreshFailure } from '../refresh/manager.js';
 import type { PendingPurge } from '../storage/types.js';
 import { errorType } from '../telemetry/index.js';
-import type { ResolvedHealthOptions } from './options.js';
+import { HEALTH_DEFAULTS, type ResolvedHealthOptions } from './options.js';
 
 export type { HealthOptions, ResolvedHealthOptions } from './options.js';
 
@@ -45,7 +46,8 @@ export interface HealthCheckDeps {
   /** Reading the outbox is the database probe: one query answers both. */
   pendingPurges: { list(): Promise<PendingPurge[]> };
   lastRefreshFailure: () => RefreshFailure | null;
-  options: Pick<ResolvedHealthOptions, 'dbTimeoutMs' | 'cacheMs'>;
+  options: Pick<ResolvedHealthOptions, 'dbTimeoutMs' | 'cacheMs'> &
+    Partial<Pick<ResolvedHealthOptions, 'detail' | 'token'>>;
   /** @default Date.now */
   now?: () => number;
 }
@@ -53,7 +55,10 @@ export interface HealthCheckDeps {
 export interface HealthCheck {
   /** The current report; reused for `cacheMs`, one check at a time. */
   report(): Promise<HealthReport>;
-  /** `GET` handler: the report as JSON, 200 or 503, never cached by proxies. */
+  /**
+   * `GET` handler: 200 or 503, never cached by proxies. The body is the report
+   * when `detail` is `'public'` or the request bears `token`; else only `{ status }`.
+   */
   handler(): (req: Request, res: Response) => Promise<void>;
 }
 
@@ -122,13 +127,26 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
   return {
     report,
     handler() {
-      return async function storeAppHealth(_req: Request, res: Response): Promise<void> {
+      const detail = deps.options.detail ?? HEALTH_DEFAULTS.detail;
+      const token = deps.options.token;
+      const expected = token === undefined ? undefined : digest(token);
+      /** The request bears the health token (compared in constant time, as digests). */
+      const bearsToken = (req: Request): boolean => {
+        if (expected === undefined) return false;
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
+        return m?.[1] !== undefined && timingSafeEqual(digest(m[1]), expected);
+      };
+      return async function storeAppHealth(req: Request, res: Response): Promise<void> {
         const r = await report();
         res
           .status(r.status === 'ok' ? 200 : 503)
           .set('Cache-Control', 'no-store')
-          .json(r);
+          .json(detail === 'public' || bearsToken(req) ? r : { status: r.status });
       };
     },
   };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
 }

@@ -79,12 +79,13 @@ export const KNOWN_TOPICS: ReadonlySet<string> = new Set(['app.uninstalled']);
  * its purge; the purge is then tried at once. When that attempt fails the
  * receiver answers 500 (the platform retries) and the outbox retries with
  * backoff as well; a redelivery of an event whose purge is still pending
- * tries it again, one whose purge is done does nothing.
+ * tries it again (the store its first delivery recorded, whatever the
+ * redelivered body says), one whose purge is done does nothing.
  */
 export function createWebhookProcessor(deps: {
   webhooks: WebhookRepository;
   registry: WebhookRegistryInternal;
-  pendingPurges: Pick<PendingPurgeRepository, 'add'>;
+  pendingPurges: Pick<PendingPurgeRepository, 'list'>;
   outbox: Pick<PurgeOutbox, 'runNow'>;
   logger?: MinimalLogger;
 }): WebhookProcessor {
@@ -130,15 +131,17 @@ export function createWebhookProcessor(deps: {
       let done: boolean;
       try {
         if (outcome.duplicate) {
-          // A redelivery re-arms the purge of its event (a no-op while it is
-          // pending; after it completed, the purge finds nothing newer than the
-          // event to delete and records nothing), so a delivery recorded before
-          // the outbox existed, or whose purge was lost, is still purged.
-          await pendingPurges.add({
-            eventId: event.id,
-            storeId: uninstall.storeId,
-            eventAt: uninstall.before,
-          });
+          // A redelivery only retries what the first delivery recorded (the
+          // pending purge keyed by this id, with its store). Re-arming from the
+          // redelivered body would let a second body under a known id purge
+          // another store; a differing body is logged and changes nothing.
+          const recorded = (await pendingPurges.list()).find((e) => e.eventId === event.id);
+          if (recorded && recorded.storeId !== uninstall.storeId) {
+            logger?.warn(
+              { event: 'webhook.redelivery_mismatch', webhookId: event.id, topic: event.topic },
+              'a redelivered webhook id names another store than its first delivery; only the first is acted on',
+            );
+          }
         } else {
           logger?.info(
             { event: 'purge.pending', storeId: uninstall.storeId, eventId: event.id },

@@ -16,6 +16,8 @@ export const WEBHOOK_DEFAULTS = {
   headers: { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' },
   toleranceSeconds: 300,
   maxBodyBytes: 1_048_576,
+  bodyTimeoutMs: 10_000,
+  maxUnverifiedBytes: 16_777_216,
   ackTimeoutMs: 5_000,
   dedupeRetentionHours: 720,
 } as const;
@@ -108,6 +110,22 @@ export const webhookOptionsSchema = v.pipe(
      */
     maxBodyBytes: v.optional(integer(1), WEBHOOK_DEFAULTS.maxBodyBytes),
     /**
+     * How long a delivery's body may take to arrive, in milliseconds, from the
+     * moment its headers passed; a slower sender gets 408 and its connection is
+     * closed, so a sender cannot hold a socket and a buffer by dribbling bytes.
+     * @default 10000
+     */
+    bodyTimeoutMs: v.optional(integer(100, 600_000), WEBHOOK_DEFAULTS.bodyTimeoutMs),
+    /**
+     * Most body bytes held at once, across all deliveries, before their
+     * signature is checked. Each delivery reserves its declared length (or
+     * `maxBodyBytes` when it declares none) before reading; past this bound a
+     * delivery gets 503 with `Retry-After` unread (the platform retries). At
+     * least `maxBodyBytes`.
+     * @default 16777216 (16 MiB)
+     */
+    maxUnverifiedBytes: v.optional(integer(1), WEBHOOK_DEFAULTS.maxUnverifiedBytes),
+    /**
      * When handlers take longer than this, the receiver answers 202 and lets
      * them finish in the background. The platform counts a delivery as
      * failed after 10 s. Past this point a handler failure can no longer make
@@ -132,6 +150,13 @@ export const webhookOptionsSchema = v.pipe(
       WEBHOOK_DEFAULTS.dedupeRetentionHours,
     ),
   }),
+  v.forward(
+    v.check(
+      (o) => o.maxUnverifiedBytes >= o.maxBodyBytes,
+      'must be at least maxBodyBytes, or no delivery of the largest accepted size could be read.',
+    ),
+    ['maxUnverifiedBytes'],
+  ),
   v.forward(
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed || dataset.value.scheme !== 'standard-webhooks') return;
@@ -162,6 +187,8 @@ export interface ResolvedWebhookOptions {
   headers: Readonly<WebhookHeaderNames>;
   toleranceSeconds: number;
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
+  maxUnverifiedBytes: number;
   ackTimeoutMs: number;
   dedupeRetentionHours: number;
 }

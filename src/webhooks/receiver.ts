@@ -4,7 +4,10 @@
  *
  * Statuses: 405 other methods (with Allow), 415 non-JSON, 413 too large,
  * 400 missing/malformed headers or invalid JSON, 401 unsigned / bad
- * signature / stale or future timestamp (handlers never run), 200 processed,
+ * signature / stale or future timestamp (handlers never run; with the
+ * Standard Webhooks scheme the headers are checked before any body byte is
+ * read), 408 body slower than `bodyTimeoutMs`, 503 (Retry-After) when the
+ * unverified bytes held would pass `maxUnverifiedBytes`, 200 processed,
  * duplicate or unknown topic, 202 when handlers outlast `ackTimeoutMs`, 500
  * when a handler fails (so the platform retries).
  */
@@ -21,7 +24,7 @@ import type { WebhookProcessor } from './handlers.js';
 import type { ResolvedWebhookOptions } from './options.js';
 import { keepRawBody, type WithRawBody } from './raw-body.js';
 import type { MinimalLogger, WebhookEvent } from './types.js';
-import { verify } from './verify.js';
+import { checkDeliveryHeaders, verify } from './verify.js';
 
 export { keepRawBody };
 
@@ -34,8 +37,19 @@ export const BODY_ALREADY_CONSUMED_FIX =
 // Past this many discarded bytes of an oversized body the socket is cut
 // rather than drained, so a sender cannot keep us reading forever.
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+// A refused body up to this size is drained to keep the connection; a larger
+// one closes it (draining would only hold the socket for the sender).
+const DRAIN_KEEP_ALIVE_BYTES = 64 * 1024;
+/** Seconds a sender turned away for `maxUnverifiedBytes` is asked to wait. */
+const BUSY_RETRY_AFTER_SECONDS = 5;
 
-type BodyResult = { ok: true; body: Buffer } | { ok: false };
+/** Unverified body bytes reserved by the deliveries being read. */
+interface Reservations {
+  held: number;
+  readonly max: number;
+}
+
+type BodyResult = { ok: true; body: Buffer; reserved: number } | { ok: false };
 
 export function createWebhookReceiver(deps: {
   options: ResolvedWebhookOptions;
@@ -48,6 +62,7 @@ export function createWebhookReceiver(deps: {
   const nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   let warnedConsumed = false;
   const ackClock = createAckClock(options.ackTimeoutMs);
+  const reservations: Reservations = { held: 0, max: options.maxUnverifiedBytes };
 
   return async function webhookReceiver(req: Request, res: Response, _next: NextFunction) {
     if (req.method !== 'POST') {
@@ -55,7 +70,7 @@ export function createWebhookReceiver(deps: {
       return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST');
     }
     if (!isJson(req.headers['content-type'])) {
-      discard(req);
+      refuseBody(req, res, options.bodyTimeoutMs);
       return sendError(
         res,
         415,
@@ -64,7 +79,23 @@ export function createWebhookReceiver(deps: {
       );
     }
 
-    const read = await readRawBody(req, res, options.maxBodyBytes);
+    if (options.scheme === 'standard-webhooks') {
+      // Unsigned, stale or malformed: refused on its headers, before any body byte is held.
+      try {
+        checkDeliveryHeaders(req.headers, {
+          headers: options.headers,
+          toleranceSeconds: options.toleranceSeconds,
+          nowSeconds: nowSeconds(),
+        });
+      } catch (err) {
+        if (!(err instanceof WebhookVerificationError)) throw err;
+        logger?.warn({ errorCode: err.code, path: req.path }, 'webhook delivery refused');
+        refuseBody(req, res, options.bodyTimeoutMs);
+        return sendError(res, err.status ?? 401, err.code, err.message);
+      }
+    }
+
+    const read = await readRawBody(req, res, options, reservations);
     if (read === 'consumed') {
       const error = new ConfigError('webhooks', BODY_ALREADY_CONSUMED_FIX, { status: 500 });
       if (!warnedConsumed) {
@@ -99,6 +130,9 @@ export function createWebhookReceiver(deps: {
           : new WebhookVerificationError(SIGNATURE_MISMATCH, 'The custom verifier refused it');
       logger?.warn({ errorCode: refusal.code, path: req.path }, 'webhook delivery refused');
       return sendError(res, refusal.status ?? 401, refusal.code, refusal.message);
+    } finally {
+      // Verified or refused: either way these bytes no longer count as unverified.
+      reservations.held -= read.reserved;
     }
 
     const work = processEvent(event).then(
@@ -219,14 +253,19 @@ function isJson(contentType: string | undefined): boolean {
 
 /**
  * The exact bytes of the body: a raw copy a parser kept, a Buffer from
- * `express.raw()`, or read from the stream here with the size limit.
- * Answers 413 itself; 'consumed' means a parser ate the stream.
+ * `express.raw()`, or read from the stream here with the size limit, the
+ * read deadline and a reservation against the unverified-bytes bound.
+ * Answers 413, 408 and 503 itself; 'consumed' means a parser ate the stream.
+ * A successful result's `reserved` bytes are released by the caller once the
+ * body is verified.
  */
 async function readRawBody(
   req: Request,
   res: Response,
-  limit: number,
+  options: Pick<ResolvedWebhookOptions, 'maxBodyBytes' | 'bodyTimeoutMs'>,
+  reservations: Reservations,
 ): Promise<BodyResult | 'consumed'> {
+  const limit = options.maxBodyBytes;
   const kept = (req as Request & WithRawBody).rawBody;
   const preRead = Buffer.isBuffer(kept)
     ? kept
@@ -240,21 +279,40 @@ async function readRawBody(
       tooLarge(res, limit);
       return { ok: false };
     }
-    return { ok: true, body: preRead };
+    return { ok: true, body: preRead, reserved: 0 };
   }
   if (req.readableEnded || (req.complete && !req.readable)) return 'consumed';
 
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
+    refuseBody(req, res, options.bodyTimeoutMs);
     tooLarge(res, limit);
-    discard(req);
     return { ok: false };
   }
+  // Reserve what the body may grow to before holding any of it.
+  const reserved = Number.isFinite(declared) && declared >= 0 ? declared : limit;
+  if (reservations.held + reserved > reservations.max) {
+    refuseBody(req, res, options.bodyTimeoutMs);
+    res.set('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
+    sendError(
+      res,
+      503,
+      'WEBHOOK_RECEIVER_BUSY',
+      'Too many webhook bodies are being received at once; retry later',
+    );
+    return { ok: false };
+  }
+  reservations.held += reserved;
 
   return new Promise<BodyResult>((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const fail = () => {
+      reservations.held -= reserved;
+      resolve({ ok: false });
+    };
     const cleanup = () => {
+      clearTimeout(deadline);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -266,23 +324,37 @@ async function readRawBody(
       if (size > limit) {
         cleanup();
         chunks.length = 0;
+        refuseBody(req, res, options.bodyTimeoutMs);
         tooLarge(res, limit);
-        discard(req);
-        resolve({ ok: false });
+        fail();
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve({ ok: true, body: Buffer.concat(chunks, size) });
+      resolve({ ok: true, body: Buffer.concat(chunks, size), reserved });
     };
     const onError = () => {
       cleanup();
       // The sender went away mid-body: nobody is left to read an answer.
       if (!res.headersSent) res.status(400).end();
-      resolve({ ok: false });
+      fail();
     };
+    // The whole body within the deadline, whatever the pace of its bytes.
+    const deadline = setTimeout(() => {
+      cleanup();
+      chunks.length = 0;
+      res.set('Connection', 'close');
+      sendError(
+        res,
+        408,
+        'WEBHOOK_BODY_TIMEOUT',
+        `The webhook body did not arrive within ${options.bodyTimeoutMs} ms`,
+      );
+      closeSoon(req);
+      fail();
+    }, options.bodyTimeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
@@ -296,14 +368,39 @@ function tooLarge(res: Response, limit: number): void {
   sendError(res, 413, 'PAYLOAD_TOO_LARGE', `Webhook bodies are limited to ${limit} bytes`);
 }
 
-/** Reads and drops the rest of a refused body without keeping it, up to a cap. */
-function discard(req: Request): void {
+/**
+ * Deals with the unread body of a refused delivery: a small one is drained
+ * (keeping the connection for the next delivery) within `deadlineMs`; a large
+ * or undeclared one closes the connection after the answer, so refusing never
+ * holds a socket or a buffer for the sender.
+ */
+function refuseBody(req: Request, res: Response, deadlineMs: number): void {
   if (req.readableEnded) return;
+  const declared = Number(req.headers['content-length']);
+  if (!(Number.isFinite(declared) && declared <= DRAIN_KEEP_ALIVE_BYTES)) {
+    res.set('Connection', 'close');
+    closeSoon(req);
+  }
   let dropped = 0;
+  const timer = setTimeout(() => req.socket.destroy(), deadlineMs);
+  timer.unref();
   req.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
     if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();
   });
+  req.on('end', () => clearTimeout(timer));
+  req.on('close', () => clearTimeout(timer));
   req.on('error', () => {});
   req.resume();
+}
+
+/**
+ * Closes the connection once the answer is written (`Connection: close` does
+ * that in Node), and for certain a second later in case the sender stops
+ * reading.
+ */
+function closeSoon(req: Request): void {
+  const timer = setTimeout(() => req.socket.destroy(), 1000);
+  timer.unref();
+  req.socket.once('close', () => clearTimeout(timer));
 }

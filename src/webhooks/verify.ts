@@ -78,17 +78,24 @@ export function verify(
   };
 }
 
+/** The delivery's headers, checked for presence, shape and timestamp tolerance. */
+export interface CheckedHeaders {
+  id: string;
+  timestamp: string;
+  signature: string;
+  seconds: number;
+}
+
 /**
- * Checks the headers, the timestamp tolerance and the signature of the raw
- * bytes without parsing them; throws WebhookVerificationError. For callers
- * that parse (or stream) the body themselves.
+ * Checks the id, timestamp and signature headers (presence, shape, the
+ * timestamp's tolerance) without the body; throws WebhookVerificationError.
+ * The receiver runs it before reading a single body byte, so an unsigned or
+ * stale delivery costs no buffering.
  */
-export function verifySignature(
-  rawBody: Buffer,
+export function checkDeliveryHeaders(
   headers: WebhookHeaders,
-  secrets: readonly string[],
   options: VerifyOptions = {},
-): VerifiedDelivery {
+): CheckedHeaders {
   const names =
     options.headers === undefined
       ? WEBHOOK_DEFAULTS.headers
@@ -134,6 +141,22 @@ export function verifySignature(
       `The delivery's timestamp is more than ${tolerance} s from now (replayed, or clocks disagree)`,
     );
   }
+
+  return { id, timestamp, signature, seconds };
+}
+
+/**
+ * Checks the headers, the timestamp tolerance and the signature of the raw
+ * bytes without parsing them; throws WebhookVerificationError. For callers
+ * that parse (or stream) the body themselves.
+ */
+export function verifySignature(
+  rawBody: Buffer,
+  headers: WebhookHeaders,
+  secrets: readonly string[],
+  options: VerifyOptions = {},
+): VerifiedDelivery {
+  const { id, timestamp, signature, seconds } = checkDeliveryHeaders(headers, options);
 
   const prefix = `${id}.${timestamp}.`;
   let matched = false;

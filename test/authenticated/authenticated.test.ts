@@ -127,7 +127,9 @@ describe('finding the store', () => {
 
   it('accepts an app session token and gives the route a working client', async () => {
     const inst = await fx.install({ seed: 2 });
-    const { token } = await sessionTokensFor().mint(inst.storeId);
+    const { token } = await sessionTokensFor().mint(inst.storeId, {
+      installedAt: inst.installedAt.getTime(),
+    });
     const res = await request(buildApp())
       .get('/api/products')
       .set('authorization', `Bearer ${token}`)
@@ -156,9 +158,13 @@ describe('finding the store', () => {
       .setExpirationTime(Math.floor(Date.now() / 1000) - 300)
       .sign(new Uint8Array(32));
     // Signed with the right key derivation but expired:
-    const realExpired = await sessionTokensFor(SECRET, 10).mint(inst.storeId);
+    const realExpired = await sessionTokensFor(SECRET, 10).mint(inst.storeId, {
+      installedAt: inst.installedAt.getTime(),
+    });
     const forged = (
-      await sessionTokensFor(randomBytes(32).toString('base64url')).mint(inst.storeId)
+      await sessionTokensFor(randomBytes(32).toString('base64url')).mint(inst.storeId, {
+        installedAt: inst.installedAt.getTime(),
+      })
     ).token;
     const cases: Array<[string, string]> = [
       [forged, 'SESSION_TOKEN_INVALID'],
@@ -345,7 +351,9 @@ describe('when the app cannot act for the store', () => {
       [a, 'NOT_INSTALLED'],
       [b, 'REAUTHORIZATION_REQUIRED'],
     ] as const) {
-      const { token } = await sessionTokensFor().mint(inst.storeId);
+      const { token } = await sessionTokensFor().mint(inst.storeId, {
+        installedAt: inst.installedAt.getTime(),
+      });
       const res = await request(app)
         .get('/page')
         .set('authorization', `Bearer ${token}`)
@@ -374,7 +382,7 @@ describe('when the app cannot act for the store', () => {
         throw new StorageError('database unreachable');
       },
     };
-    const { token } = await sessionTokensFor().mint('store-x');
+    const { token } = await sessionTokensFor().mint('store-x', { installedAt: 0 });
     const res = await request(buildApp({ tokens: failing }))
       .get('/page')
       .set('authorization', `Bearer ${token}`)

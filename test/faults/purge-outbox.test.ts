@@ -127,7 +127,9 @@ describe('purge outbox', () => {
     expect(platform.deliveries({ clientId: h.clientId })[0]!.attempts).toHaveLength(1);
   });
 
-  it('a redelivered uninstall whose delivery was recorded without a pending purge (before the outbox) still purges', async () => {
+  // Issue 23 §5: a redelivery acts only on what its first delivery recorded,
+  // never on the redelivered body (which could name another store).
+  it('a redelivered uninstall whose delivery was recorded without a pending purge arms nothing from its body', async () => {
     const storage = await createStorage({
       databaseUrl: join(dir, 'legacy.db'),
       encryptionKeys: [generateKey()],
@@ -138,12 +140,12 @@ describe('purge outbox', () => {
       const storeId = randomUUID();
       await seedInstallation(storage, storeId);
       const d = signDelivery(secret, uninstallPayload(storeId, new Date(Date.now() + 1000)));
-      // The delivery id is known (recorded by an earlier version), its purge never ran.
+      // The delivery id is known (recorded by an earlier version) with no purge recorded.
       await storage.webhooks.runOnce(d.id, 'app.uninstalled', async () => {});
       const res = await request(app).post('/webhooks').set(d.headers).send(d.body);
       expect(res.status).toBe(200);
       expect(res.body.status).toBe('duplicate');
-      expect(await storage.installations.get(storeId)).toBeNull();
+      expect(await storage.installations.get(storeId)).not.toBeNull();
       expect(await storage.pendingPurges.list()).toEqual([]);
     } finally {
       await storage.close();

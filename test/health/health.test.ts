@@ -20,6 +20,9 @@ import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
 
+/** The detail of the route is behind this bearer token (issue 23 §6). */
+const OPS_TOKEN = 'ops-token-0123456789abcdefghij';
+const ops = { headers: { authorization: `Bearer ${OPS_TOKEN}` } };
 const dir = mkdtempSync(join(tmpdir(), 'sak-health-'));
 let pg: TempDatabase | undefined;
 let maria: TempDatabase | undefined;
@@ -58,7 +61,10 @@ describe('health endpoint on a kit', () => {
     beforeAll(async () => {
       h = await startHarness({
         databaseUrl: join(dir, 'on.db'),
-        kit: { health: { path: '/ops/health', cacheMs: 0 }, refresh: { maxAttempts: 1 } },
+        kit: {
+          health: { path: '/ops/health', cacheMs: 0, token: OPS_TOKEN },
+          refresh: { maxAttempts: 1 },
+        },
       });
       await install(h);
     });
@@ -67,7 +73,7 @@ describe('health endpoint on a kit', () => {
     });
 
     it('reports a reachable database, no pending purge and no refresh failure, as JSON 200', async () => {
-      const res = await fetch(`${h.appUrl}/ops/health`);
+      const res = await fetch(`${h.appUrl}/ops/health`, ops);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(res.headers.get('cache-control')).toBe('no-store');
@@ -105,7 +111,7 @@ describe('health endpoint on a kit', () => {
         h.platform.setFaults(undefined);
       }
 
-      const res = await fetch(`${h.appUrl}/ops/health`);
+      const res = await fetch(`${h.appUrl}/ops/health`, ops);
       expect(res.status).toBe(200);
       const text = await res.text();
       const body = JSON.parse(text) as HealthReport;
@@ -209,7 +215,7 @@ describe('createHealthCheck', () => {
     const check = createHealthCheck({
       pendingPurges: storage.pendingPurges,
       lastRefreshFailure: () => null,
-      options: { dbTimeoutMs: 1000, cacheMs: 0 },
+      options: { dbTimeoutMs: 1000, cacheMs: 0, detail: 'public' },
     });
     expect((await check.report()).status).toBe('ok');
     await storage.close();
@@ -248,7 +254,12 @@ describe('health options', () => {
   const problem = (options: object): ConfigError => configProblem(options, ENV);
 
   it('defaults to no route; a bad path, a path another kit route uses, a bad timeout or an unknown key fails at start naming the option', () => {
-    expect(resolveConfig({}, ENV).health).toEqual({ path: null, dbTimeoutMs: 1000, cacheMs: 1000 });
+    expect(resolveConfig({}, ENV).health).toEqual({
+      path: null,
+      dbTimeoutMs: 1000,
+      cacheMs: 1000,
+      detail: 'guarded',
+    });
     expect(resolveConfig({ health: {} }, ENV).health.path).toBe('/healthz');
     expect(problem({ health: { path: 'healthz' } }).setting).toBe('health.path');
     expect(problem({ health: { dbTimeoutMs: 0 } }).setting).toBe('health.dbTimeoutMs');

@@ -74,7 +74,7 @@ async function run(fx: Fixture, processes: number, total: number) {
       issuer: APP_URL,
       ttlSeconds: 300,
       clockToleranceSeconds: 5,
-    }).mint(inst.storeId);
+    }).mint(inst.storeId, { installedAt: inst.installedAt.getTime() });
     // Warm every process (caches the installation), then expire the token on the platform only.
     await Promise.all(
       workers.map((w) =>

@@ -43,8 +43,9 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
   const kit = await storeApp({
     ...options,
     storeScopedTables: [productNotesFor(kitDialect(options))],
-    // For the load balancer or orchestrator: 200 while the database answers, 503 when not.
-    // It shows counts and codes only (no store ids); remove it or guard kit.health() instead.
+    // For the load balancer or orchestrator: 200 while the database answers, 503 when not,
+    // with { status } only. The detail (counts and codes, no store ids) needs
+    // `Authorization: Bearer $STORE_APP_HEALTH_TOKEN`.
     health: options.health ?? { path: '/healthz' },
     securityHeaders: {
       helmet: {

@@ -1,10 +1,13 @@
+import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import { loadDotEnv } from './env.js';
+import { SERVER_OPTIONS } from './server-options.js';
 
 loadDotEnv();
 const { app, close } = await createApp();
 const port = Number(process.env['PORT'] ?? 3000);
-const server = app.listen(port);
+const server = createServer(SERVER_OPTIONS, app);
+server.listen(port);
 server.on('listening', () => {
   console.log(`App listening on port ${port}`);
 });
