@@ -3,6 +3,7 @@
  * each section below builds one module from the resolved config and hands it
  * what it needs. Logic lives in the modules.
  */
+import { randomUUID } from 'node:crypto';
 import type {
   MySqlDatabase as DrizzleMySqlDatabase,
   MySqlQueryResultHKT,
@@ -16,7 +17,7 @@ import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
-import { createHealthCheck, type HealthReport } from './health/index.js';
+import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
 import { healthDetailWarning } from './health/options.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
@@ -262,9 +263,20 @@ export async function createKit(
   });
 
   // --- health ---------------------------------------------------------------
+  // Each probe writes a new short-lived claim row (pruned with the other expired
+  // claims): a full disk or a read-only database fails it while reads still work.
+  const probeId = randomUUID();
+  let probes = 0;
   const health = createHealthCheck({
     pendingPurges: storage.pendingPurges,
     lastRefreshFailure: () => api.tokens.lastRefreshFailure(),
+    pendingTokenWrites: () => api.tokens.pendingWrites(),
+    writeProbe: () =>
+      storage.claimOnce(
+        HEALTH_PROBE_NAMESPACE,
+        `${probeId}.${++probes}`,
+        new Date(Date.now() + 60_000),
+      ),
     options: config.health,
   });
 

@@ -73,12 +73,37 @@ export class ConfigErrors extends ConfigError {
 export const STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE' as const;
 
 /**
+ * Why the database failed: `disk_full`, `read_only`, `locked` (a lock held
+ * past the wait limit), `timeout` (no answer within the storage deadline),
+ * `unreachable` (connection refused, lost or not allowed), `schema`
+ * (migrations missing) or `unknown`.
+ */
+export type StorageFailureReason =
+  | 'disk_full'
+  | 'read_only'
+  | 'locked'
+  | 'timeout'
+  | 'unreachable'
+  | 'schema'
+  | 'unknown';
+
+/** Seconds a client is told to wait (`Retry-After`) after a 503 for storage. */
+export const STORAGE_RETRY_AFTER_SECONDS = 2;
+
+/**
  * The database failed or could not be reached. Never turned into "not found":
- * callers answer 503 and keep their state.
+ * callers answer 503 (with `Retry-After`) and keep their state. The message
+ * names the cause and its fix; `reason` is the cause for code.
  */
 export class StorageError extends StoreAppError<typeof STORAGE_UNAVAILABLE> {
-  constructor(message: string, context: ErrorContext = {}) {
-    super(STORAGE_UNAVAILABLE, message, { status: 503, ...context });
+  readonly reason: StorageFailureReason;
+  constructor(
+    message: string,
+    context: ErrorContext & { reason?: StorageFailureReason | undefined } = {},
+  ) {
+    const { reason, ...rest } = context;
+    super(STORAGE_UNAVAILABLE, message, { status: 503, ...rest });
+    this.reason = reason ?? 'unknown';
   }
 }
 

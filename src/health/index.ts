@@ -1,11 +1,13 @@
 /**
- * The health report (`kit.health()`) and its opt-in route: database
- * reachability, the purge outbox and the last refresh failure. Everything in
- * it is safe to show to whoever can reach the route: counts, ages, times and
- * stable error codes; no store id, token, URL or error message.
+ * The health report (`kit.health()`) and its opt-in route: whether the
+ * database answers and accepts writes, the purge outbox, the last refresh
+ * failure and refreshed tokens waiting to be stored. Everything in it is safe
+ * to show to whoever can reach the route: counts, ages, times, stable error
+ * codes and failure reasons; no store id, token, URL or error message.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { StorageError, type StorageFailureReason } from '../errors/index.js';
 import type { RefreshFailure } from '../refresh/manager.js';
 import type { PendingPurge } from '../storage/types.js';
 import { errorType } from '../telemetry/index.js';
@@ -15,16 +17,25 @@ export type { HealthOptions, ResolvedHealthOptions } from './options.js';
 
 /** What `kit.health()` and the health route report. */
 export interface HealthReport {
-  /** `unavailable` when the database does not answer (the route then answers 503). */
+  /**
+   * `unavailable` when the database does not answer or refuses writes (the
+   * route then answers 503).
+   */
   status: 'ok' | 'unavailable';
   /** When this report was made (reports are reused for `health.cacheMs`). */
   checkedAt: string;
   database: {
-    status: 'up' | 'down';
-    /** How long the check query took, in ms (null when it failed). */
+    /** `up`: reads and writes work; `read_only`: reads work, the write probe failed; `down`: no answer. */
+    status: 'up' | 'read_only' | 'down';
+    /** How long the check (read, then write probe) took, in ms (null when it failed). */
     latencyMs: number | null;
     /** Stable code of the failure (`STORAGE_UNAVAILABLE`, `HEALTH_DB_TIMEOUT`, …), else null. */
     error: string | null;
+    /**
+     * Why it failed (`disk_full`, `read_only`, `locked`, `timeout`,
+     * `unreachable`, `schema`, `unknown`), else null.
+     */
+    reason: StorageFailureReason | null;
   };
   /** The purge outbox; null when the database is down. */
   purges: {
@@ -37,15 +48,34 @@ export interface HealthReport {
   refresh: {
     /** The last refresh in this process that failed, or null. */
     lastFailure: { at: string; code: string } | null;
+    /** Refreshed token pairs this process holds because storing them failed (retried). */
+    pendingWrites: number;
   };
 }
 
 export const HEALTH_DB_TIMEOUT = 'HEALTH_DB_TIMEOUT' as const;
 
+/**
+ * A flood of probes with `cacheMs: 0` still writes at most one probe row a
+ * second (rows expire after a minute and are pruned with the other claims).
+ */
+const WRITE_PROBE_MIN_INTERVAL_MS = 1000;
+
+/** The claim namespace of the health write probe's rows. */
+export const HEALTH_PROBE_NAMESPACE = 'store-app-kit.health' as const;
+
 export interface HealthCheckDeps {
   /** Reading the outbox is the database probe: one query answers both. */
   pendingPurges: { list(): Promise<PendingPurge[]> };
   lastRefreshFailure: () => RefreshFailure | null;
+  /**
+   * A small real write (the kit writes a short-lived claim row): a disk that
+   * is full or a database that is read-only answers reads but fails this.
+   * Without it only reads are checked.
+   */
+  writeProbe?: () => Promise<unknown>;
+  /** @default () => 0 */
+  pendingTokenWrites?: () => number;
   options: Pick<ResolvedHealthOptions, 'dbTimeoutMs' | 'cacheMs'> &
     Partial<Pick<ResolvedHealthOptions, 'detail' | 'token'>>;
   /** @default Date.now */
@@ -62,11 +92,17 @@ export interface HealthCheck {
   handler(): (req: Request, res: Response) => Promise<void>;
 }
 
+function reasonOf(err: unknown): StorageFailureReason {
+  if (err instanceof StorageError) return err.reason;
+  return (err as { code?: unknown } | null)?.code === HEALTH_DB_TIMEOUT ? 'timeout' : 'unknown';
+}
+
 export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
   const now = deps.now ?? Date.now;
   const { dbTimeoutMs, cacheMs } = deps.options;
   let cached: { report: HealthReport; at: number } | undefined;
   let running: Promise<HealthReport> | undefined;
+  let lastWrite: { at: number; error: unknown } | undefined;
 
   async function probe(): Promise<HealthReport> {
     const started = now();
@@ -82,8 +118,27 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
         timer.unref();
       });
       const list = await Promise.race([deps.pendingPurges.list(), timeout]);
+      let writeError: unknown;
+      if (deps.writeProbe && lastWrite && now() - lastWrite.at < WRITE_PROBE_MIN_INTERVAL_MS) {
+        writeError = lastWrite.error;
+      } else if (deps.writeProbe) {
+        try {
+          await Promise.race([deps.writeProbe(), timeout]);
+        } catch (err) {
+          writeError = err;
+        }
+        lastWrite = { at: now(), error: writeError };
+      }
       const at = now();
-      database = { status: 'up', latencyMs: at - started, error: null };
+      database =
+        writeError === undefined
+          ? { status: 'up', latencyMs: at - started, error: null, reason: null }
+          : {
+              status: 'read_only',
+              latencyMs: null,
+              error: errorType(writeError),
+              reason: reasonOf(writeError),
+            };
       const oldest = list.reduce<number | null>(
         (min, p) => (min === null || p.createdAt.getTime() < min ? p.createdAt.getTime() : min),
         null,
@@ -94,7 +149,7 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
         failing: list.filter((p) => p.lastError !== null).length,
       };
     } catch (err) {
-      database = { status: 'down', latencyMs: null, error: errorType(err) };
+      database = { status: 'down', latencyMs: null, error: errorType(err), reason: reasonOf(err) };
     } finally {
       clearTimeout(timer);
     }
@@ -106,6 +161,7 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
       purges,
       refresh: {
         lastFailure: failure ? { at: failure.at.toISOString(), code: failure.code } : null,
+        pendingWrites: deps.pendingTokenWrites?.() ?? 0,
       },
     };
   }

@@ -21,6 +21,7 @@ import { OAUTH_ENV } from '../oauth/env.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
 import { ATTR, countRefresh, errorType, inSpan, SPAN } from '../telemetry/index.js';
 import type { ResolvedRefreshOptions } from './options.js';
+import { createPendingWrites } from './pending-writes.js';
 
 /** Lifetime assumed when a refresh response has no usable expires_in (the document's value). */
 const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
@@ -108,6 +109,8 @@ export interface TokenManager extends TokenSource {
   stopSweep(): Promise<void>;
   /** The last refresh in this process that failed (time and error code), or null. */
   lastRefreshFailure(): RefreshFailure | null;
+  /** Refreshed token pairs kept in memory because storing them failed (retried until stored). */
+  pendingWrites(): number;
 }
 
 /** A failed refresh, as the health endpoint reports it: no store id, no message. */
@@ -157,6 +160,21 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
    */
   let clientRejectedReported = false;
   let lastFailure: RefreshFailure | null = null;
+  // Pairs the platform issued whose write failed: kept, served and retried (./pending-writes.ts).
+  const pending = createPendingWrites({
+    installations,
+    leaseMs: options.leaseMs,
+    baseDelayMs: Math.max(50, options.baseDelayMs),
+    maxDelayMs: options.storeRetryMaxDelayMs,
+    onLanded: (inst) => {
+      remember(inst);
+    },
+    onDropped: (storeId) => {
+      cache.delete(storeId);
+    },
+    logger,
+    now,
+  });
 
   function fresh(inst: Installation): boolean {
     return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
@@ -242,6 +260,18 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   ): Promise<Installation> {
     const deadline = now() + options.leaseMs * 2 + 5_000;
     let lostTo: number | undefined;
+    if (pending.get(storeId)) {
+      // Our last pair is not stored yet: its refresh token is the grant, the
+      // row's is spent. Store it first; never refresh from the row meanwhile.
+      await pending.flush(storeId);
+      const waiting = pending.get(storeId);
+      if (waiting) {
+        if (satisfied(waiting, trigger)) return waiting;
+        throw new RefreshUnavailableError(
+          'Refreshed tokens are waiting to be stored (the database refused the write); try again once it accepts writes.',
+        );
+      }
+    }
     for (;;) {
       const inst = await load(storeId);
       if (satisfied(inst, trigger)) return remember(inst);
@@ -320,7 +350,17 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         throw err;
       }
       // Commit before use: a crash from here on leaves the new tokens in the database.
-      const committed = await installations.completeRefresh(storeId, owner, tokens);
+      let committed: Installation | null;
+      try {
+        committed = await installations.completeRefresh(storeId, owner, tokens);
+      } catch (err) {
+        // The platform rotated the grant already: losing this pair would cost a
+        // reinstall. Keep it (sealed), serve it, and write it when storage recovers.
+        const kept = pending.keep(inst, owner, tokens, err);
+        clientRejectedReported = false;
+        committedHere.add(kept);
+        return kept;
+      }
       if (!committed) {
         // Our lease expired and another process took over; re-read and use theirs.
         lostTo = inst.version;
@@ -381,6 +421,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   }
 
   function cachedInstallation(storeId: string): Installation | undefined {
+    const waiting = pending.get(storeId);
+    if (waiting) return fresh(waiting) ? waiting : undefined;
     const hit = cache.get(storeId);
     return hit && now() - hit.loadedAt < options.cacheTtlMs && fresh(hit.installation)
       ? hit.installation
@@ -392,6 +434,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     if (cached) return cached;
     const running = inFlight.get(storeId);
     if (running) return signal ? raceAbort(running, signal) : running;
+    if (pending.get(storeId)) return refreshOnce(storeId, { kind: 'window' }, signal);
     const inst = await load(storeId);
     if (fresh(inst)) return remember(inst);
     return refreshOnce(storeId, { kind: 'window' }, signal);
@@ -427,6 +470,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     getInstallation,
     cachedInstallation,
     lastRefreshFailure: () => lastFailure,
+    pendingWrites: () => pending.size(),
     async getAccessToken(storeId, signal) {
       return (await getInstallation(storeId, signal)).accessToken;
     },
@@ -465,6 +509,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     },
     invalidate(storeId) {
       cache.delete(storeId);
+      // A purge or a reinstall in this process supersedes a pair waiting to be stored.
+      pending.drop(storeId);
     },
     reload(storeId, signal) {
       cache.delete(storeId);

@@ -45,6 +45,14 @@ export const refreshOptionsSchema = v.strictObject({
    */
   baseDelayMs: v.optional(integer(0), 200),
   /**
+   * Longest wait between writes of a refreshed token pair whose first write
+   * failed (disk full, connection lost), in milliseconds. The pair is kept in
+   * memory (encrypted) and served meanwhile; retries start at `baseDelayMs`
+   * and double up to this.
+   * @default 5000
+   */
+  storeRetryMaxDelayMs: v.optional(integer(100), 5_000),
+  /**
    * How long a decrypted installation is kept in memory, so a request with a
    * valid token reads no database row, in milliseconds. Entries are dropped on
    * refresh, reauth and purge in this process; another process's refresh is seen

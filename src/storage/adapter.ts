@@ -16,6 +16,7 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError, DriverMissingError, StorageError, StoreAppError } from '../errors/index.js';
+import { classifyStorageFailure, driverCode, storageFailureMessage } from './error-causes.js';
 import { createGroupCommit } from './group-commit.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
@@ -32,7 +33,6 @@ export const MIGRATIONS_ROOT = join(
   '..',
   'migrations',
 );
-const DB_HINT = `check that the database in ${DATABASE_URL_SETTING} is reachable and migrated (\`npx store-app migrate\`)`;
 
 export interface TransactionOptions {
   /**
@@ -96,9 +96,11 @@ export function storageError(what: string, err: unknown): StoreAppError {
     err instanceof Error && 'params' in err && 'query' in err && err.cause !== undefined
       ? err.cause
       : err;
-  const code = (driver as { code?: unknown } | null)?.code;
-  const detail = typeof code === 'string' ? ` (${code})` : '';
-  return new StorageError(`${what} failed${detail}; ${DB_HINT}`, { cause: driver });
+  const reason = classifyStorageFailure(driver);
+  return new StorageError(storageFailureMessage(what, reason, driverCode(driver)), {
+    cause: driver,
+    reason,
+  });
 }
 
 /** Postgres SQLSTATE classes/codes that mean the connection or server failed, not the statement. */

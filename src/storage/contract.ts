@@ -97,8 +97,10 @@ export interface RefreshLeaseAdapter {
   ): Promise<boolean>;
   /**
    * Atomically, if `owner` still holds the lease: write the tokens, set
-   * `updatedAt` to `now`, bump `version`, clear the lease, and return the row;
-   * otherwise change nothing and return null.
+   * `updatedAt` to `now`, bump `version`, clear the lease and `needsReauth`
+   * (tokens the platform just issued are a valid grant: a refreshed pair whose
+   * first write failed may land after another process flagged the row), and
+   * return the row; otherwise change nothing and return null.
    */
   complete(
     storeId: string,

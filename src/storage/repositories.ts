@@ -224,6 +224,8 @@ export function createInstallationRepository(adapter: DialectAdapter): {
             ...toColumns(tokens),
             updatedAt: now,
             version: sql`${t.version} + 1`,
+            // Tokens the platform just issued are a valid grant (see contract.ts).
+            needsReauth: false,
             refreshLeaseOwner: null,
             refreshLeaseUntil: null,
           })

@@ -82,9 +82,9 @@ describe('health endpoint on a kit', () => {
       expect(body).toEqual({
         status: 'ok',
         checkedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-        database: { status: 'up', latencyMs: expect.any(Number), error: null },
+        database: { status: 'up', latencyMs: expect.any(Number), error: null, reason: null },
         purges: { pending: 0, oldestAgeSeconds: null, failing: 0 },
-        refresh: { lastFailure: null },
+        refresh: { lastFailure: null, pendingWrites: 0 },
       });
     });
 
@@ -245,7 +245,12 @@ describe('createHealthCheck', () => {
     await vi.advanceTimersByTimeAsync(250);
     const report = await pending;
     expect(report.status).toBe('unavailable');
-    expect(report.database).toEqual({ status: 'down', latencyMs: null, error: HEALTH_DB_TIMEOUT });
+    expect(report.database).toEqual({
+      status: 'down',
+      latencyMs: null,
+      error: HEALTH_DB_TIMEOUT,
+      reason: 'timeout',
+    });
   });
 });
 

@@ -158,7 +158,12 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
         open();
         const r = row(storeId);
         if (!r || r.lease?.owner !== owner) return null;
-        Object.assign(r, copy(tokens), { updatedAt: now, version: r.version + 1, lease: null });
+        Object.assign(r, copy(tokens), {
+          updatedAt: now,
+          version: r.version + 1,
+          needsReauth: false,
+          lease: null,
+        });
         return view(r);
       },
       async release(storeId, owner) {
