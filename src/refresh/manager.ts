@@ -13,6 +13,7 @@
  *   path reads neither the database nor the platform while a token is good.
  */
 import { randomUUID } from 'node:crypto';
+import { createLru } from '../cache/lru.js';
 import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
@@ -143,7 +144,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const { installations, options, logger } = deps;
   const now = deps.now ?? Date.now;
   const windowMs = options.windowSeconds * 1000;
-  const cache = new Map<string, CacheEntry>();
+  // Bounded (LRU): memory does not grow with the number of installed stores.
+  const cache = createLru<string, CacheEntry>({ max: options.cacheMaxStores });
   const inFlight = new Map<string, Promise<Installation>>();
   const revoking = new Map<string, Promise<boolean>>();
   /** Installations returned by a refresh this process committed (for sweep statistics). */
@@ -380,11 +382,17 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return signal ? raceAbort(p, signal) : p;
   }
 
+  function usable(entry: CacheEntry): boolean {
+    return now() - entry.loadedAt < options.cacheTtlMs && fresh(entry.installation);
+  }
+
   function cachedInstallation(storeId: string): Installation | undefined {
     const hit = cache.get(storeId);
-    return hit && now() - hit.loadedAt < options.cacheTtlMs && fresh(hit.installation)
-      ? hit.installation
-      : undefined;
+    if (hit === undefined) return undefined;
+    if (usable(hit)) return hit.installation;
+    // Aged out: the next request reloads it; holding it meanwhile only costs memory.
+    cache.delete(storeId);
+    return undefined;
   }
 
   async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
@@ -399,6 +407,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
 
   async function sweep(): Promise<SweepResult> {
     const result: SweepResult = { checked: 0, refreshed: 0, failed: 0 };
+    // Entries past their age answer no request; without this they would wait for the bound.
+    cache.prune((entry) => !usable(entry));
     const ids = await installations.listExpiringBefore(
       new Date(now() + windowMs),
       options.sweepBatchSize,

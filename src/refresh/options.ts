@@ -53,6 +53,15 @@ export const refreshOptionsSchema = v.strictObject({
    * @default 30000
    */
   cacheTtlMs: v.optional(integer(0), 30_000),
+  /**
+   * Installations kept in that memory at most; beyond it the least recently
+   * used is dropped (and read from the database again on its next request).
+   * One cached store costs about 1 KB of heap (docs/architecture.md, "Where
+   * per-store state lives"), so the default bounds the cache near 10 MB
+   * however many stores are installed.
+   * @default 10000
+   */
+  cacheMaxStores: v.optional(integer(1), 10_000),
 });
 
 export type RefreshOptions = v.InferInput<typeof refreshOptionsSchema>;
