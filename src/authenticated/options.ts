@@ -20,6 +20,14 @@ export const authenticatedOptionsSchema = v.strictObject({
    */
   clockToleranceSeconds: v.optional(integer(0, 60), 5),
   /**
+   * App session tokens remembered as verified per process (so an embedded page's
+   * requests skip the HMAC check); beyond it the least recently used is
+   * forgotten and verified again on its next use. An entry lives at most until
+   * its token expires.
+   * @default 10000
+   */
+  rememberedTokens: v.optional(integer(1), 10_000),
+  /**
    * Header that tells a fetch/XHR caller where to re-authorise.
    * @default 'X-Store-App-Reauthorize'
    */

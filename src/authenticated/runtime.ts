@@ -100,6 +100,7 @@ export function createApiRuntime(
     clockToleranceSeconds: config.authenticated.clockToleranceSeconds,
     // One absolute lifetime for the merchant's session, cookie or token.
     maxSessionAgeSeconds: config.session.maxAgeSeconds,
+    rememberedTokens: config.authenticated.rememberedTokens,
   });
   const claimOnce = deps.storage.claimOnce?.bind(deps.storage);
   const launch = config.embedded.enabled

@@ -11,6 +11,7 @@
  */
 import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { createLru } from '../cache/lru.js';
 import { deriveSubkey } from '../crypto/index.js';
 import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
 import {
@@ -32,8 +33,15 @@ export {
 
 /** Longer strings are not tokens we minted; refuse before any parsing. */
 const MAX_TOKEN_LENGTH = 4096;
-/** Verified session tokens remembered per process (the frontend reuses one for minutes). */
+/** Verified session tokens remembered per process by default (`authenticated.rememberedTokens`). */
 const VERIFIED_CACHE_SIZE = 10_000;
+/**
+ * Launch token ids remembered per process at most when the database claim is
+ * the authority (`claim`): past it the oldest goes, and a replay of it is still
+ * refused by the claim. Without a claim the only bound is time (an id is
+ * dropped once its token can no longer be accepted, ~2 minutes).
+ */
+const MAX_REMEMBERED_LAUNCHES = 10_000;
 const STORE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function isPlausibleStoreId(v: unknown): v is string {
@@ -102,6 +110,11 @@ export function createSessionTokens(config: {
    * @default 86400 (the default of `session.maxAgeSeconds`)
    */
   maxSessionAgeSeconds?: number;
+  /**
+   * Verified tokens remembered at most (least recently used forgotten first).
+   * @default 10000
+   */
+  rememberedTokens?: number;
 }): SessionTokenIssuer {
   const keys = config.secrets.map((secret) => deriveSubkey(secret, 'app-session-token/v1'));
   const signingKey = keys[0];
@@ -111,7 +124,9 @@ export function createSessionTokens(config: {
    * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
    * in jose) on every request of an embedded page.
    */
-  const verified = new Map<string, { session: Readonly<VerifiedSession>; until: number }>();
+  const verified = createLru<string, { session: Readonly<VerifiedSession>; until: number }>({
+    max: config.rememberedTokens ?? VERIFIED_CACHE_SIZE,
+  });
   const maxAge = config.maxSessionAgeSeconds ?? 86_400;
   const sessionEnd = (authTime: number) => authTime + maxAge;
 
@@ -175,7 +190,6 @@ export function createSessionTokens(config: {
             'The app session reached its maximum age; open the app from the store admin again.',
           );
         }
-        if (verified.size >= VERIFIED_CACHE_SIZE) verified.clear();
         // Never trusted longer than jose would accept it: exp, iat + the lifetime we mint,
         // and the end of the session it belongs to.
         const until =
@@ -324,7 +338,12 @@ export function createLaunchVerifier(config: {
         );
       }
       const now = Date.now();
-      for (const [jti, until] of used) if (until < now) used.delete(jti);
+      // Ids arrive about in expiry order: drop expired ones from the front, stop
+      // at the first live one (no scan of the whole map per launch).
+      for (const [jti, until] of used) {
+        if (until >= now) break;
+        used.delete(jti);
+      }
       // The in-memory set is the fast path; the database claim is the authority
       // (another instance may have seen the token).
       if (used.has(payload.jti)) throw replayed();
@@ -353,6 +372,9 @@ export function createLaunchVerifier(config: {
         }
       }
       used.set(payload.jti, until);
+      if (config.claim && used.size > MAX_REMEMBERED_LAUNCHES) {
+        used.delete(used.keys().next().value as string);
+      }
       return payload.sub;
     },
   };

@@ -3,14 +3,12 @@
  * every client of a store (routes and background jobs alike) and reuses client
  * objects, so `kit.client(storeId)` on each request allocates nothing.
  */
+import { createLru } from '../cache/lru.js';
 import { StoreAppError } from '../errors/index.js';
 import { createStoreClient, type StoreApiClient } from './index.js';
 import type { ResolvedClientOptions } from './options.js';
 import { createRateLimiter, type RateLimiter } from './ratelimit.js';
 import { type ClientLogger, createTransport, type TokenSource } from './transport.js';
-
-/** Clients kept per process; beyond this the map starts over (clients are cheap to rebuild). */
-const MAX_CACHED_CLIENTS = 10_000;
 
 export interface ClientFactory {
   /** The client of one store. */
@@ -28,8 +26,11 @@ export function createClientFactory(deps: {
   const limiter = createRateLimiter({
     maxConcurrent: deps.options.maxConcurrent,
     pacing: deps.options.pacing,
+    maxGates: deps.options.cacheMaxStores,
   });
-  const clients = new Map<string, StoreApiClient>();
+  // A client holds no state of its own (the transport looks its gate up per call),
+  // so dropping the least recently used one costs only its rebuild.
+  const clients = createLru<string, StoreApiClient>({ max: deps.options.cacheMaxStores });
   return {
     limiter,
     forStore(storeId) {
@@ -38,7 +39,6 @@ export function createClientFactory(deps: {
       }
       let client = clients.get(storeId);
       if (!client) {
-        if (clients.size >= MAX_CACHED_CLIENTS) clients.clear();
         client = createStoreClient(
           createTransport({
             storeId,

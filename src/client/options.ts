@@ -91,6 +91,15 @@ export const clientOptionsSchema = v.pipe(
      */
     pacing: v.optional(boolean(), true),
     /**
+     * Stores whose client object and idle rate-limit state are kept in memory at
+     * most; beyond it the least recently used store's are dropped (rebuilt on its
+     * next call, which then probes its rate-limit window again). A store with
+     * calls in flight, queued, or waiting out a 429 is never dropped. About
+     * 9 KB per store (docs/architecture.md, "Where per-store state lives").
+     * @default 1000
+     */
+    cacheMaxStores: v.optional(integer(1), 1_000),
+    /**
      * Longest time one call may spend waiting for the store's rate limit in total
      * (pacing and Retry-After after 429s). A call whose wait would exceed it fails at
      * once with RateLimitedError (its `retryAfter` says when to try again); within it,
@@ -126,6 +135,7 @@ export interface ResolvedClientOptions {
   tier: ApiTier;
   maxConcurrent: number;
   pacing: boolean;
+  cacheMaxStores: number;
   maxRateLimitWaitMs: number;
   fetch: typeof fetch;
 }

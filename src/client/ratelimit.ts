@@ -23,6 +23,7 @@
  *   Retry-After after a 429 (reactive).
  * - Never a wait longer than one window.
  */
+import { createLru } from '../cache/lru.js';
 import { AbortedError, RateLimitedError } from './errors.js';
 
 /** The platform's window length (docs/platform-contract.md, "Rate limits"); no wait is longer. */
@@ -72,11 +73,15 @@ export interface StoreGate {
   /** After a 429: nobody of this store sends for `ms` (at most one window). */
   block(ms: number): void;
   snapshot(): RateLimitSnapshot;
+  /** Nothing in flight, queued or held by a 429: forgetting the gate loses only pacing hints. */
+  idle(): boolean;
 }
 
 export interface RateLimiter {
   forStore(storeId: string): StoreGate;
   delete(storeId: string): void;
+  /** Gates held now (idle ones up to the bound, plus busy ones). */
+  readonly size: number;
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -126,11 +131,24 @@ export function resetInMs(headers: Headers): number | undefined {
   return ms >= 0 && ms <= WINDOW_MS + 1000 ? ms : undefined;
 }
 
+/** Idle gates kept when the caller gives no bound (the client option's default). */
+export const DEFAULT_MAX_GATES = 1_000;
+
 export function createRateLimiter(options: {
   maxConcurrent: number;
   pacing: boolean;
+  /**
+   * Idle gates kept at most (least recently used dropped first). A busy gate
+   * (requests in flight or queued, or a 429 pending) is never dropped, so the
+   * bound is exceeded only by stores with calls under way.
+   * @default DEFAULT_MAX_GATES
+   */
+  maxGates?: number;
 }): RateLimiter {
-  const gates = new Map<string, StoreGate>();
+  const gates = createLru<string, StoreGate>({
+    max: options.maxGates ?? DEFAULT_MAX_GATES,
+    canEvict: (gate) => gate.idle(),
+  });
   return {
     forStore(storeId) {
       let gate = gates.get(storeId);
@@ -142,6 +160,9 @@ export function createRateLimiter(options: {
     },
     delete(storeId) {
       gates.delete(storeId);
+    },
+    get size() {
+      return gates.size;
     },
   };
 }
@@ -381,6 +402,10 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
       const capped = Math.min(Math.max(0, ms), WINDOW_MS);
       blockedUntil = Math.max(blockedUntil, Date.now() + capped);
       pump();
+    },
+
+    idle() {
+      return inFlight === 0 && queue.length === 0 && Date.now() >= blockedUntil;
     },
 
     snapshot() {

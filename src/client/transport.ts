@@ -190,7 +190,6 @@ export function createTransport(deps: {
   const { storeId, options, tokens, limiter, logger } = deps;
   const baseUrl = options.baseUrl;
   const basePath = baseUrl ? `${new URL(baseUrl).pathname.replace(/\/+$/, '')}/` : '/';
-  const gate = limiter.forStore(storeId);
 
   function noticeDeprecation(headers: Headers, method: string, path: string) {
     const deprecation = headers.get('deprecation');
@@ -429,6 +428,9 @@ export function createTransport(deps: {
 
     for (;;) {
       if (signal?.aborted) throw new AbortedError(ctx);
+      // Looked up per attempt, never kept: the limiter may drop an idle gate (its
+      // bound), and a kept one would then pace this store apart from the new one.
+      const gate = limiter.forStore(storeId);
       let slot: Slot;
       const queuedAt = Date.now();
       try {

@@ -27,6 +27,8 @@ export type OAuthErrorCode =
 
 export interface OAuthErrorContext extends ErrorContext {
   retryable?: boolean;
+  /** How long the platform asked us to wait (its 429's or 503's Retry-After), in ms. */
+  retryAfterMs?: number;
 }
 
 /**
@@ -38,8 +40,12 @@ export interface OAuthErrorContext extends ErrorContext {
 export class OAuthError extends StoreAppError<OAuthErrorCode> {
   /** True when the same request may succeed later (network error, timeout, 5xx, 429). */
   readonly retryable: boolean;
+  /** The platform's Retry-After in ms, when it sent one: wait this long before calling again. */
+  readonly retryAfterMs: number | undefined;
   constructor(code: OAuthErrorCode, message: string, context: OAuthErrorContext = {}) {
-    super(code, message, context);
+    const { retryAfterMs, ...rest } = context;
+    super(code, message, rest);
     this.retryable = context.retryable ?? false;
+    this.retryAfterMs = retryAfterMs;
   }
 }

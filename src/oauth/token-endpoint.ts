@@ -148,10 +148,16 @@ async function callTokenEndpoint(
 
   if (span.isRecording()) span.setAttribute(ATTR.httpStatus, res.status);
   if (res.status >= 500 || res.status === 429) {
+    const retryAfterMs = retryAfterOf(res.headers);
     throw new OAuthError(
       TOKEN_ENDPOINT_UNAVAILABLE,
       `The token endpoint answered ${res.status}; try again later.`,
-      { ...ctx, retryable: true, status: 502 },
+      {
+        ...ctx,
+        retryable: true,
+        status: 502,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      },
     );
   }
 
@@ -171,6 +177,23 @@ async function callTokenEndpoint(
     });
   }
   return { ...parseTokenResponse(json, ctx), serverDate: parseHttpDate(res.headers.get('date')) };
+}
+
+/** Longest Retry-After taken from the token endpoint (a larger one is read as this). */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * The response's Retry-After in ms (delay-seconds, or an HTTP-date read against
+ * the same response's Date: one clock), or undefined when absent or unreadable.
+ */
+function retryAfterOf(headers: Headers): number | undefined {
+  const raw = headers.get('retry-after')?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (/^\d{1,9}$/.test(raw)) return Math.min(Number(raw) * 1000, MAX_RETRY_AFTER_MS);
+  const at = parseHttpDate(raw);
+  const date = parseHttpDate(headers.get('date'));
+  if (at === null || date === null) return undefined;
+  return Math.min(Math.max(0, at.getTime() - date.getTime()), MAX_RETRY_AFTER_MS);
 }
 
 /** An RFC 9110 HTTP-date, or null; years outside 2000–2999 are treated as garbage. */

@@ -13,6 +13,7 @@
  *   path reads neither the database nor the platform while a token is good.
  */
 import { randomUUID } from 'node:crypto';
+import { createLru } from '../cache/lru.js';
 import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
@@ -80,9 +81,18 @@ export interface TokenManagerDeps {
 }
 
 export interface SweepResult {
+  /** Due installations this pass looked at. */
   checked: number;
+  /** Refreshes this process committed. */
   refreshed: number;
   failed: number;
+  /**
+   * Due installations another process was refreshing (its lease won the
+   * compare-and-swap): skipped, not waited for. The work wasted on sharing a
+   * sweep between instances is these attempts' read and lease try, never a
+   * second refresh.
+   */
+  leaseLost: number;
 }
 
 export interface TokenManager extends TokenSource {
@@ -102,7 +112,12 @@ export interface TokenManager extends TokenSource {
    * load or refresh. Synchronous: the request path's fast lane.
    */
   cachedInstallation(storeId: string): Installation | undefined;
-  /** One pass of the sweep: refresh installations expiring within the window. */
+  /**
+   * One pass of the sweep: refreshes every installation expiring within the
+   * window, `sweepConcurrency` at a time, reading due ids page by page until
+   * none is left (failures and stores leased by another process are skipped
+   * for the rest of the pass).
+   */
   sweep(): Promise<SweepResult>;
   /** Start the background sweep (an unref'd interval). Idempotent. */
   startSweep(): void;
@@ -127,6 +142,26 @@ interface CacheEntry {
 
 type Trigger = { kind: 'window' } | { kind: 'rejected'; token: string };
 
+/**
+ * 'wait': a caller needs the token, so a process that loses the lease waits for
+ * the winner. 'sweep': the background sweep only needs the refresh to happen,
+ * so it leaves a leased store to its holder (answers null) and does not put
+ * the installation into the request cache (a pass over 100,000 stores would
+ * push out the stores that serve requests).
+ */
+type Mode = 'wait' | 'sweep';
+
+/** Consecutive endpoint failures after which a sweep pass stops (the endpoint is down). */
+const SWEEP_GIVE_UP_AFTER = 20;
+/** A pass skips at most this many pages' worth of failed or leased stores, then ends. */
+const SWEEP_SKIP_PAGES = 10;
+/**
+ * Longest Retry-After a refresh waits out itself before its next attempt; a
+ * longer one fails the refresh now (REFRESH_UNAVAILABLE: a request answers 503,
+ * the sweep pauses until then), rather than hold a request for minutes.
+ */
+const MAX_INLINE_RETRY_AFTER_MS = 5_000;
+
 function isInvalidGrant(err: unknown): boolean {
   return err instanceof StoreAppError && err.code === 'invalid_grant';
 }
@@ -146,13 +181,18 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const { installations, options, logger } = deps;
   const now = deps.now ?? Date.now;
   const windowMs = options.windowSeconds * 1000;
-  const cache = new Map<string, CacheEntry>();
-  const inFlight = new Map<string, Promise<Installation>>();
+  // Bounded (LRU): memory does not grow with the number of installed stores.
+  const cache = createLru<string, CacheEntry>({ max: options.cacheMaxStores });
+  /** null: a sweep's attempt left the store to another process's lease. */
+  const inFlight = new Map<string, Promise<Installation | null>>();
+  /** Local time before which the token endpoint asked not to be called (its Retry-After). */
+  let endpointPausedUntil = 0;
   const revoking = new Map<string, Promise<boolean>>();
   /** Installations returned by a refresh this process committed (for sweep statistics). */
   const committedHere = new WeakSet<Installation>();
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
+  let stopping: AbortController | undefined;
   /**
    * A wrong client secret fails every store's refresh: the operator hears it
    * once (at error level, naming the settings) until a refresh succeeds again,
@@ -180,8 +220,11 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
   }
 
-  function remember(inst: Installation): Installation {
-    if (options.cacheTtlMs > 0) cache.set(inst.storeId, { installation: inst, loadedAt: now() });
+  function remember(inst: Installation, mode: Mode = 'wait'): Installation {
+    // The sweep only replaces a copy already held; it never adds one.
+    if (options.cacheTtlMs > 0 && (mode === 'wait' || cache.has(inst.storeId))) {
+      cache.set(inst.storeId, { installation: inst, loadedAt: now() });
+    }
     return inst;
   }
 
@@ -209,12 +252,28 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     signal?: AbortSignal,
   ): Promise<RefreshedTokens> {
     for (let attempt = 1; ; attempt++) {
+      // The endpoint asked every caller to wait (an earlier answer's Retry-After).
+      const paused = endpointPausedUntil - now();
+      if (paused > MAX_INLINE_RETRY_AFTER_MS) {
+        throw new RefreshUnavailableError(
+          'The token endpoint asked to wait before the next refresh (Retry-After); try again later.',
+        );
+      }
+      if (paused > 0) await sleep(paused, signal);
       try {
         return await deps.refresh(refreshToken, signal);
       } catch (err) {
-        if (isRetryable(err) && attempt < options.maxAttempts && !signal?.aborted) {
+        const asked = retryAfterMsOf(err);
+        if (asked !== undefined) endpointPausedUntil = Math.max(endpointPausedUntil, now() + asked);
+        if (
+          isRetryable(err) &&
+          attempt < options.maxAttempts &&
+          !signal?.aborted &&
+          (asked === undefined || asked <= MAX_INLINE_RETRY_AFTER_MS)
+        ) {
           const cap = options.baseDelayMs * 2 ** (attempt - 1);
-          await sleep(cap / 2 + Math.random() * (cap / 2), signal);
+          // The platform's Retry-After when it gave one (never longer), else a backoff.
+          await sleep(asked ?? cap / 2 + Math.random() * (cap / 2), signal);
           continue;
         }
         // Refused client credentials are reported once, as an error naming the
@@ -256,8 +315,9 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   async function refreshUnderLease(
     storeId: string,
     trigger: Trigger,
+    mode: Mode,
     signal?: AbortSignal,
-  ): Promise<Installation> {
+  ): Promise<Installation | null> {
     const deadline = now() + options.leaseMs * 2 + 5_000;
     let lostTo: number | undefined;
     if (pending.get(storeId)) {
@@ -274,9 +334,9 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     }
     for (;;) {
       const inst = await load(storeId);
-      if (satisfied(inst, trigger)) return remember(inst);
+      if (satisfied(inst, trigger)) return remember(inst, mode);
       // The version moved since we lost: the winner committed; its token is ours now.
-      if (lostTo !== undefined && inst.version !== lostTo) return remember(inst);
+      if (lostTo !== undefined && inst.version !== lostTo) return remember(inst, mode);
       if (!inst.refreshToken) {
         // A reinstall may have landed since the read: then re-read and use it.
         if (!(await installations.markNeedsReauth(storeId, inst.version))) continue;
@@ -290,6 +350,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       if (
         !(await installations.acquireRefreshLease(storeId, inst.version, owner, options.leaseMs))
       ) {
+        // Another process is refreshing it: the sweep has other stores to do.
+        if (mode === 'sweep') return null;
         lostTo ??= inst.version;
         if (now() > deadline) {
           throw new RefreshUnavailableError(
@@ -369,7 +431,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
       clientRejectedReported = false;
       committedHere.add(committed);
-      return remember(committed);
+      return remember(committed, mode);
     }
   }
 
@@ -378,14 +440,18 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
    * committed new tokens), `joined` (another process did), `reauth_required`,
    * `not_installed` or `failed`. Failures are kept for the health endpoint.
    */
-  function tracedRefresh(storeId: string, trigger: Trigger): Promise<Installation> {
+  function tracedRefresh(
+    storeId: string,
+    trigger: Trigger,
+    mode: Mode,
+  ): Promise<Installation | null> {
     return inSpan(
       SPAN.refresh,
       { operation: 'refresh', attributes: () => ({ [ATTR.storeId]: storeId }) },
       async (span) => {
-        let inst: Installation;
+        let inst: Installation | null;
         try {
-          inst = await refreshUnderLease(storeId, trigger);
+          inst = await refreshUnderLease(storeId, trigger, mode);
         } catch (err) {
           const code = errorType(err);
           const outcome =
@@ -400,7 +466,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           if (outcome !== 'not_installed') lastFailure = { at: new Date(now()), code };
           throw err;
         }
-        const outcome = committedHere.has(inst) ? 'refreshed' : 'joined';
+        const outcome =
+          inst === null ? 'lease_lost' : committedHere.has(inst) ? 'refreshed' : 'joined';
         countRefresh(outcome);
         if (span.isRecording()) span.setAttribute(ATTR.outcome, outcome);
         return inst;
@@ -408,60 +475,151 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     );
   }
 
-  /** Single-flight per store in this process. */
-  function refreshOnce(storeId: string, trigger: Trigger, signal?: AbortSignal) {
-    const running = inFlight.get(storeId);
-    if (running) return running;
-    // The shared promise must not die with one caller's signal; callers abort their own wait.
-    const p = tracedRefresh(storeId, trigger).finally(() => {
+  /** Starts the store's refresh and registers it for single-flight. */
+  function start(storeId: string, trigger: Trigger, mode: Mode): Promise<Installation | null> {
+    const p = tracedRefresh(storeId, trigger, mode).finally(() => {
       inFlight.delete(storeId);
     });
     inFlight.set(storeId, p);
+    return p;
+  }
+
+  /**
+   * Joins a refresh under way. One the sweep started may have left the store
+   * to another process (null): then this caller, who needs the token, waits
+   * for that process itself.
+   */
+  async function join(
+    running: Promise<Installation | null>,
+    storeId: string,
+    trigger: Trigger,
+    signal?: AbortSignal,
+  ): Promise<Installation> {
+    const inst = await (signal ? raceAbort(running, signal) : running);
+    return inst ?? refreshOnce(storeId, trigger, signal);
+  }
+
+  /** Single-flight per store in this process. */
+  function refreshOnce(
+    storeId: string,
+    trigger: Trigger,
+    signal?: AbortSignal,
+  ): Promise<Installation> {
+    const running = inFlight.get(storeId);
+    if (running) return join(running, storeId, trigger, signal);
+    // The shared promise must not die with one caller's signal; callers abort their own wait.
+    const p = start(storeId, trigger, 'wait') as Promise<Installation>;
     return signal ? raceAbort(p, signal) : p;
+  }
+
+  function usable(entry: CacheEntry): boolean {
+    return now() - entry.loadedAt < options.cacheTtlMs && fresh(entry.installation);
   }
 
   function cachedInstallation(storeId: string): Installation | undefined {
     const waiting = pending.get(storeId);
     if (waiting) return fresh(waiting) ? waiting : undefined;
     const hit = cache.get(storeId);
-    return hit && now() - hit.loadedAt < options.cacheTtlMs && fresh(hit.installation)
-      ? hit.installation
-      : undefined;
+    if (hit === undefined) return undefined;
+    if (usable(hit)) return hit.installation;
+    // Aged out: the next request reloads it; holding it meanwhile only costs memory.
+    cache.delete(storeId);
+    return undefined;
   }
 
   async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
     const cached = cachedInstallation(storeId);
     if (cached) return cached;
     const running = inFlight.get(storeId);
-    if (running) return signal ? raceAbort(running, signal) : running;
+    if (running) return join(running, storeId, { kind: 'window' }, signal);
     if (pending.get(storeId)) return refreshOnce(storeId, { kind: 'window' }, signal);
     const inst = await load(storeId);
     if (fresh(inst)) return remember(inst);
     return refreshOnce(storeId, { kind: 'window' }, signal);
   }
 
-  async function sweep(): Promise<SweepResult> {
-    const result: SweepResult = { checked: 0, refreshed: 0, failed: 0 };
-    const ids = await installations.listExpiringBefore(
-      new Date(now() + windowMs),
-      options.sweepBatchSize,
-    );
-    for (const storeId of ids) {
-      result.checked++;
-      try {
-        const inst = await refreshOnce(storeId, { kind: 'window' });
-        // Count only refreshes this process made, not a winner's token it re-read.
-        if (committedHere.has(inst)) result.refreshed++;
-      } catch (err) {
-        // One store failing (needs reinstall, endpoint down) must not stop the others.
-        result.failed++;
-        if (!(err instanceof RefreshClientRejectedError)) {
-          logger?.warn(
-            { storeId, code: err instanceof StoreAppError ? err.code : undefined },
-            'Background refresh failed for a store.',
-          );
-        }
+  /** One due store in a sweep pass; adds to `result`, and to `skip` when it stays due. */
+  async function sweepOne(
+    storeId: string,
+    result: SweepResult,
+    skip: Set<string>,
+    signal: AbortSignal | undefined,
+  ): Promise<'ok' | 'endpoint_failed'> {
+    // Paced against the token endpoint: not before the Retry-After it gave any refresh.
+    const pause = endpointPausedUntil - now();
+    if (pause > 0) await sleep(pause, signal);
+    result.checked++;
+    if (inFlight.has(storeId)) return 'ok'; // a request of this process is refreshing it
+    try {
+      const inst = await start(storeId, { kind: 'window' }, 'sweep');
+      if (inst === null) {
+        result.leaseLost++;
+        skip.add(storeId);
+        return 'ok';
       }
+      // Count only refreshes this process made, not a winner's token it re-read.
+      if (committedHere.has(inst)) result.refreshed++;
+      // A token issued for less than the window stays due: once per pass is enough.
+      if (!fresh(inst)) skip.add(storeId);
+      return 'ok';
+    } catch (err) {
+      // One store failing (needs reinstall, endpoint down) must not stop the others.
+      result.failed++;
+      skip.add(storeId);
+      if (!(err instanceof RefreshClientRejectedError)) {
+        logger?.warn(
+          { storeId, code: err instanceof StoreAppError ? err.code : undefined },
+          'Background refresh failed for a store.',
+        );
+      }
+      return err instanceof RefreshUnavailableError || err instanceof RefreshClientRejectedError
+        ? 'endpoint_failed'
+        : 'ok';
+    }
+  }
+
+  async function sweep(signal?: AbortSignal): Promise<SweepResult> {
+    const result: SweepResult = { checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
+    // Entries past their age answer no request; without this they would wait for the bound.
+    // (Due ones stay: this pass replaces them with their refreshed copy.)
+    cache.prune((entry) => now() - entry.loadedAt >= options.cacheTtlMs);
+    // Stores that stay due after this pass tried them (failed, or another process holds
+    // their lease): not tried again until the next pass. Bounded: the pass ends first.
+    const skip = new Set<string>();
+    const maxSkip = options.sweepBatchSize * SWEEP_SKIP_PAGES;
+    let failingInARow = 0;
+    while (skip.size < maxSkip && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted) {
+      // Read now, not once per pass: what another instance refreshed meanwhile is gone.
+      const ids = await installations.listExpiringBefore(
+        new Date(now() + windowMs),
+        options.sweepBatchSize + skip.size,
+      );
+      const due = ids.filter((id) => !skip.has(id) && !inFlight.has(id));
+      if (due.length === 0) break;
+      // Instances sharing a database read the same page: each works it in its own order,
+      // so they mostly meet at stores already done rather than race for the same lease.
+      shuffle(due);
+      let next = 0;
+      const worker = async () => {
+        while (next < due.length && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted) {
+          const id = due[next++] as string;
+          const outcome = await sweepOne(id, result, skip, signal).catch((err: unknown) => {
+            // Only the pass's own stop signal ends a wait here.
+            if (signal?.aborted) return 'ok' as const;
+            throw err;
+          });
+          failingInARow = outcome === 'endpoint_failed' ? failingInARow + 1 : 0;
+        }
+      };
+      await Promise.all(
+        Array.from({ length: Math.min(options.sweepConcurrency, due.length) }, worker),
+      );
+    }
+    if (failingInARow >= SWEEP_GIVE_UP_AFTER) {
+      logger?.warn(
+        { event: 'refresh.sweep_stopped', failed: result.failed },
+        'The token endpoint kept failing; the sweep pass stopped and resumes at the next interval.',
+      );
     }
     return result;
   }
@@ -516,18 +674,20 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       cache.delete(storeId);
       return getInstallation(storeId, signal);
     },
-    sweep,
+    sweep: () => sweep(),
     startSweep() {
       if (sweepTimer || options.sweepIntervalMs === 0) return;
+      stopping = new AbortController();
+      const { signal } = stopping;
       sweepTimer = setInterval(() => {
         if (sweeping) return;
-        sweeping = sweep()
+        sweeping = sweep(signal)
           .catch((err) => {
             logger?.error(
               { code: err instanceof StoreAppError ? err.code : undefined },
               'Background token sweep failed; will try again.',
             );
-            return { checked: 0, refreshed: 0, failed: 1 };
+            return { checked: 0, refreshed: 0, failed: 1, leaseLost: 0 };
           })
           .finally(() => {
             sweeping = undefined;
@@ -539,9 +699,25 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     async stopSweep() {
       if (sweepTimer) clearInterval(sweepTimer);
       sweepTimer = undefined;
+      // A pass waiting out a long Retry-After ends now; refreshes under way finish.
+      stopping?.abort();
       await sweeping;
     },
   };
+}
+
+/** The Retry-After (ms) a token endpoint error carries, if any. */
+function retryAfterMsOf(err: unknown): number | undefined {
+  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/** Fisher–Yates, in place. */
+function shuffle<T>(xs: T[]): void {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [xs[i], xs[j]] = [xs[j] as T, xs[i] as T];
+  }
 }
 
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

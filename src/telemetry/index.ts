@@ -133,7 +133,7 @@ export function countFailure(operation: Operation, type: string): void {
   counters().failures.add(1, { [ATTR.operation]: operation, [ATTR.errorType]: type });
 }
 
-/** Counts one refresh attempt by outcome: `refreshed`, `joined`, `reauth_required`, `not_installed` or `failed`. */
+/** Counts one refresh attempt by outcome: `refreshed`, `joined`, `lease_lost`, `reauth_required`, `not_installed` or `failed`. */
 export function countRefresh(outcome: string): void {
   counters().refreshes.add(1, { [ATTR.outcome]: outcome });
 }
