@@ -92,8 +92,13 @@ function operation(e: Endpoint) {
   };
 }
 
-/** The OpenAPI 3.1 document of the resource API and the session check. */
-export function openApiDocument(): OpenApiDocument {
+/**
+ * The OpenAPI 3.1 document of the resource API and the session check.
+ * `authUrl` (the platform's origin) makes the server URLs absolute; without it
+ * they are relative (`/api/v1`), as in the shipped `openapi.json`.
+ */
+export function openApiDocument(options: { authUrl?: string } = {}): OpenApiDocument {
+  const origin = options.authUrl?.replace(/\/+$/, '') ?? '';
   const paths: Record<string, Record<string, unknown>> = {};
   for (const e of endpoints) {
     const item = paths[e.path] ?? {};
@@ -105,7 +110,7 @@ export function openApiDocument(): OpenApiDocument {
   }) as Record<string, unknown>;
   paths['/oauth/session'] = {
     // On {auth_url}, not {base_url}.
-    servers: [{ url: '/', description: '{auth_url}' }],
+    servers: [{ url: origin || '/', description: '{auth_url}' }],
     get: {
       operationId: 'session',
       summary: 'Session check: what the bearer token grants',
@@ -131,7 +136,7 @@ export function openApiDocument(): OpenApiDocument {
         'in docs/platform-contract.md. Clients must ignore fields they do not know.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    servers: [{ url: '/api/v1', description: '{base_url}' }],
+    servers: [{ url: `${origin}/api/v1`, description: '{base_url}' }],
     paths,
     components: {
       schemas: toJsonSchemaDefs(components, {
