@@ -17,35 +17,50 @@ import type {
   AnalyticsTopProducts,
   AnalyticsTopProductsParams,
   BlogPost,
+  BlogPostCreate,
   Carrier,
   Collection,
+  CollectionCreate,
+  CollectionSort,
   ContentPage,
+  ContentPageCreate,
   Customer,
+  CustomerCreate,
+  CustomerDetail,
   CustomerListParams,
+  CustomerUpdate,
   Discount,
+  DiscountCreate,
+  DiscountSort,
+  DiscountUpdate,
   DraftOrder,
+  DraftOrderInput,
   Fulfillment,
   FulfillmentInput,
   InventoryAdjustment,
   InventoryLevels,
   ListParams,
   Order,
+  OrderDetail,
   OrderListParams,
   OrderUpdate,
   Page,
-  Passthrough,
   Product,
   ProductCreate,
   ProductInput,
+  ProductSort,
   Refund,
   RefundInput,
   ShippingLabel,
+  ShippingLabelInput,
   ShippingRateQuote,
+  ShippingRatesInput,
   ShippingZone,
   StoreInfo,
   StoreSettings,
   Variant,
   VariantInput,
+  VariantSort,
 } from './types.js';
 
 /** Per-call options every method accepts last. */
@@ -55,13 +70,13 @@ export interface CallOptions {
 }
 
 /** A list method: takes list params, returns one page. */
-export type ListFn<T, P extends ListParams = ListParams> = (
+export type ListFn<T, P extends ListParams<string> = ListParams> = (
   params?: P,
   options?: CallOptions,
 ) => Promise<Page<T>>;
 
 /** A list method plus `listAll`, which iterates every record across pages. */
-export type Listable<T, P extends ListParams = ListParams> = ListFn<T, P> & {
+export type Listable<T, P extends ListParams<string> = ListParams> = ListFn<T, P> & {
   listAll(params?: Omit<P, 'cursor'>, options?: CallOptions): AsyncIterable<T>;
 };
 
@@ -74,41 +89,45 @@ export interface StoreApiClient {
    * Only one page is held at a time.
    * @example for await (const p of client.paginate(client.products.list, { limit: 250 })) …
    */
-  paginate<T, P extends ListParams>(
+  paginate<T, P extends ListParams<string>>(
     list: ListFn<T, P>,
     params?: Omit<P, 'cursor'>,
     options?: CallOptions,
   ): AsyncIterable<T>;
   products: {
-    list: Listable<Product, ListParams>;
+    list: Listable<Product, ListParams<ProductSort>>;
     get(id: string, options?: CallOptions): Promise<Product>;
     create(input: ProductCreate, options?: CallOptions): Promise<Product>;
     update(id: string, input: ProductInput, options?: CallOptions): Promise<Product>;
     delete(id: string, options?: CallOptions): Promise<void>;
     variants: {
-      list(productId: string, params?: ListParams, options?: CallOptions): Promise<Page<Variant>>;
+      list(
+        productId: string,
+        params?: ListParams<VariantSort>,
+        options?: CallOptions,
+      ): Promise<Page<Variant>>;
       create(productId: string, input: VariantInput, options?: CallOptions): Promise<Variant>;
     };
   };
   collections: {
-    list: Listable<Collection>;
-    create(input: Passthrough, options?: CallOptions): Promise<Collection>;
+    list: Listable<Collection, ListParams<CollectionSort>>;
+    create(input: CollectionCreate, options?: CallOptions): Promise<Collection>;
   };
   orders: {
     list: Listable<Order, OrderListParams>;
-    get(id: string, options?: CallOptions): Promise<Order>;
-    update(id: string, input: OrderUpdate, options?: CallOptions): Promise<Order>;
+    get(id: string, options?: CallOptions): Promise<OrderDetail>;
+    update(id: string, input: OrderUpdate, options?: CallOptions): Promise<OrderDetail>;
     fulfill(id: string, input: FulfillmentInput, options?: CallOptions): Promise<Fulfillment>;
     refund(id: string, input: RefundInput, options?: CallOptions): Promise<Refund>;
   };
   draftOrders: {
-    create(input: Passthrough, options?: CallOptions): Promise<DraftOrder>;
+    create(input: DraftOrderInput, options?: CallOptions): Promise<DraftOrder>;
   };
   customers: {
     list: Listable<Customer, CustomerListParams>;
-    get(id: string, options?: CallOptions): Promise<Customer>;
-    create(input: Passthrough, options?: CallOptions): Promise<Customer>;
-    update(id: string, input: Passthrough, options?: CallOptions): Promise<Customer>;
+    get(id: string, options?: CallOptions): Promise<CustomerDetail>;
+    create(input: CustomerCreate, options?: CallOptions): Promise<CustomerDetail>;
+    update(id: string, input: CustomerUpdate, options?: CallOptions): Promise<CustomerDetail>;
   };
   inventory: {
     get(productId: string, options?: CallOptions): Promise<InventoryLevels>;
@@ -136,24 +155,24 @@ export interface StoreApiClient {
   shipping: {
     zones: Listable<ShippingZone>;
     carriers: Listable<Carrier>;
-    createLabel(input: Passthrough, options?: CallOptions): Promise<ShippingLabel>;
-    /** Rates for a cart: `{ data: ShippingRate[], … }`. */
-    rates(input: Passthrough, options?: CallOptions): Promise<ShippingRateQuote>;
+    createLabel(input: ShippingLabelInput, options?: CallOptions): Promise<ShippingLabel>;
+    /** Rates for a cart: `{ data: ShippingRate[], subtotal, weightKg }`. */
+    rates(input: ShippingRatesInput, options?: CallOptions): Promise<ShippingRateQuote>;
   };
   discounts: {
-    list: Listable<Discount>;
-    create(input: Passthrough, options?: CallOptions): Promise<Discount>;
-    update(id: string, input: Passthrough, options?: CallOptions): Promise<Discount>;
+    list: Listable<Discount, ListParams<DiscountSort>>;
+    create(input: DiscountCreate, options?: CallOptions): Promise<Discount>;
+    update(id: string, input: DiscountUpdate, options?: CallOptions): Promise<Discount>;
     delete(id: string, options?: CallOptions): Promise<void>;
   };
   content: {
     pages: {
       list: Listable<ContentPage>;
-      create(input: Passthrough, options?: CallOptions): Promise<ContentPage>;
+      create(input: ContentPageCreate, options?: CallOptions): Promise<ContentPage>;
     };
     blog: {
       list: Listable<BlogPost>;
-      create(input: Passthrough, options?: CallOptions): Promise<BlogPost>;
+      create(input: BlogPostCreate, options?: CallOptions): Promise<BlogPost>;
     };
   };
   analytics: {
@@ -241,7 +260,7 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     await raw(method, path, opts);
   }
 
-  async function* paginate<T, P extends ListParams>(
+  async function* paginate<T, P extends ListParams<string>>(
     list: ListFn<T, P>,
     params?: Omit<P, 'cursor'>,
     options?: CallOptions,
@@ -263,7 +282,7 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     }
   }
 
-  function listable<T, P extends ListParams>(path: string): Listable<T, P> {
+  function listable<T, P extends ListParams<string>>(path: string): Listable<T, P> {
     const list = async function list(params?: P, options?: CallOptions): Promise<Page<T>> {
       return page<T>(path, { ...options, query: params as RequestOptions['query'] });
     };
@@ -283,7 +302,7 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     },
     paginate,
     products: {
-      list: listable<Product, ListParams>('/products'),
+      list: listable<Product, ListParams<ProductSort>>('/products'),
       get: async (id, o) => one('GET', `/products/${seg(id)}`, { ...o }),
       create: async (input, o) => one('POST', '/products', { ...o, body: input }),
       update: async (id, input, o) => one('PUT', `/products/${seg(id)}`, { ...o, body: input }),
@@ -296,7 +315,7 @@ export function createStoreClient(transport: Transport): StoreApiClient {
       },
     },
     collections: {
-      list: listable<Collection, ListParams>('/collections'),
+      list: listable<Collection, ListParams<CollectionSort>>('/collections'),
       create: (input, o) => one('POST', '/collections', { ...o, body: input }),
     },
     orders: {
@@ -339,7 +358,7 @@ export function createStoreClient(transport: Transport): StoreApiClient {
       rates: (input, o) => one('POST', '/shipping/rates', { ...o, body: input }),
     },
     discounts: {
-      list: listable<Discount, ListParams>('/discounts'),
+      list: listable<Discount, ListParams<DiscountSort>>('/discounts'),
       create: async (input, o) => one('POST', '/discounts', { ...o, body: input }),
       update: async (id, input, o) => one('PUT', `/discounts/${seg(id)}`, { ...o, body: input }),
       delete: async (id, o) => none('DELETE', `/discounts/${seg(id)}`, { ...o }),

@@ -1,20 +1,30 @@
 /**
- * Record and envelope types of the platform API (../shared/platform-api.md and
- * docs/platform-contract.md). Every record keeps fields it does not model
- * (index signature): the platform adds fields without a version change.
+ * Record, input and envelope types of the platform API, inferred from the
+ * resource schemas in `src/schemas/` (the same objects the local platform
+ * validates with and the OpenAPI document is generated from).
+ *
+ * Inputs are exact: an object literal with a misspelt or unknown key is a
+ * compile error. Outputs name every field the platform returns; fields a newer
+ * platform adds are still present on the objects at run time (the client never
+ * strips them), they are just not in the type.
  */
+import type * as v from 'valibot';
+import type * as analytics from '../schemas/analytics.js';
+import type * as collections from '../schemas/collections.js';
+import type { BASE_SORTS, pagination } from '../schemas/common.js';
+import type * as content from '../schemas/content.js';
+import type * as customers from '../schemas/customers.js';
+import type * as discounts from '../schemas/discounts.js';
+import type * as inventory from '../schemas/inventory.js';
+import type * as orders from '../schemas/orders.js';
+import type * as products from '../schemas/products.js';
+import type * as shipping from '../schemas/shipping.js';
+import type * as stores from '../schemas/stores.js';
 
-/** Fields the platform may add later are kept and typed `unknown`. */
-export interface Passthrough {
-  [field: string]: unknown;
-}
+type Out<S extends v.GenericSchema> = v.InferOutput<S>;
+type In<S extends v.GenericSchema> = v.InferInput<S>;
 
-export interface Pagination {
-  hasMore: boolean;
-  /** Opaque cursor of the next page; null on the last page. */
-  nextCursor: string | null;
-  total: number;
-}
+export type Pagination = Out<typeof pagination>;
 
 /** A list response: one page of records and where the next starts. */
 export interface Page<T> {
@@ -22,240 +32,107 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
-export interface ListParams {
+/** The sort fields every list accepts. */
+export type BaseSort = (typeof BASE_SORTS)[number];
+
+export interface ListParams<S extends string = BaseSort> {
   /** Records per page, 1 to 250. @default 25 (the platform's) */
   limit?: number;
   /** `pagination.nextCursor` of the previous page. */
   cursor?: string;
-  /** Sort field: `created_at`, `updated_at`, and per resource e.g. `name`, `price`, `total`. */
-  sort?: string;
+  /** One of this resource's sortable fields. @default 'created_at' */
+  sort?: S;
   order?: 'asc' | 'desc';
 }
 
-export interface ProductImage extends Passthrough {
-  url: string;
-  alt?: string;
-  /** Zero-based. */
-  position?: number;
-}
+export type ProductStatus = (typeof products.PRODUCT_STATUSES)[number];
+export type WeightUnit = (typeof products.WEIGHT_UNITS)[number];
+export type ProductSort = (typeof products.PRODUCT_SORTS)[number];
+export type VariantSort = (typeof products.VARIANT_SORTS)[number];
+export type ProductImage = Out<typeof products.productImage>;
+export type Variant = Out<typeof products.variant>;
+export type Product = Out<typeof products.product>;
+/** `PUT /products/:id`: every field optional. */
+export type ProductInput = In<typeof products.productUpdate>;
+/** `POST /products`: `name` is required. */
+export type ProductCreate = In<typeof products.productCreate>;
+export type VariantInput = In<typeof products.variantInput>;
 
-export interface Variant extends Passthrough {
-  id: string;
-  productId: string;
-  title: string;
-  sku?: string;
-  price?: number;
-  compareAtPrice?: number | null;
-  inventoryQuantity?: number;
-  options?: Record<string, string>;
-  position?: number;
-  createdAt: string;
-  updatedAt: string;
-}
+export type CollectionSort = (typeof collections.COLLECTION_SORTS)[number];
+export type Collection = Out<typeof collections.collection>;
+export type CollectionCreate = In<typeof collections.collectionCreate>;
 
-export type ProductStatus = 'active' | 'draft' | 'archived';
-export type WeightUnit = 'g' | 'kg' | 'lb' | 'oz';
+export type OrderStatus = (typeof orders.ORDER_STATUSES)[number];
+export type FulfillmentStatus = (typeof orders.FULFILLMENT_STATUSES)[number];
+export type FinancialStatus = (typeof orders.FINANCIAL_STATUSES)[number];
+export type PaymentMethod = (typeof orders.PAYMENT_METHODS)[number];
+export type OrderSort = (typeof orders.ORDER_SORTS)[number];
+export type OrderItem = Out<typeof orders.orderItem>;
+export type Address = Out<typeof orders.address>;
+export type AddressInput = In<typeof orders.addressInput>;
+export type Order = Out<typeof orders.order>;
+/** `GET /orders/:id` (and updates): the order plus its fulfillments and refunds. */
+export type OrderDetail = Out<typeof orders.orderDetail>;
+export type OrderListParams = ListParams<OrderSort> &
+  Omit<In<typeof orders.orderListQuery>, keyof ListParams>;
+export type OrderUpdate = In<typeof orders.orderUpdate>;
+export type FulfillmentInput = In<typeof orders.fulfillmentInput>;
+export type RefundInput = In<typeof orders.refundInput>;
+/** What `orders.fulfill` returns: the fulfillment and the order's new `fulfillmentStatus`. */
+export type Fulfillment = Out<typeof orders.fulfillmentResult>;
+/** What `orders.refund` returns: the refund and the order's refund totals. */
+export type Refund = Out<typeof orders.refundResult>;
+export type DraftOrderInput = In<typeof orders.draftOrderInput>;
+export type DraftOrder = Out<typeof orders.draftOrder>;
 
-export interface Product extends Passthrough {
-  id: string;
-  name: string;
-  slug: string;
-  description: string;
-  status: ProductStatus | (string & {});
-  price: number;
-  compareAtPrice: number | null;
-  currency: string;
-  sku: string;
-  barcode: string;
-  weight: number;
-  weightUnit: WeightUnit | (string & {});
-  trackInventory: boolean;
-  inventoryQuantity: number;
-  category: string;
-  tags: string[];
-  images: ProductImage[];
-  variants: Variant[];
-  metadata: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
+export type CustomerSort = (typeof customers.CUSTOMER_SORTS)[number];
+export type Customer = Out<typeof customers.customer>;
+/** Single reads, creates and updates: the customer plus order history and totals. */
+export type CustomerDetail = Out<typeof customers.customerDetail>;
+export type CustomerCreate = In<typeof customers.customerCreate>;
+export type CustomerUpdate = In<typeof customers.customerUpdate>;
+export type CustomerListParams = ListParams<CustomerSort>;
 
-export interface ProductInput extends Passthrough {
-  name?: string;
-  slug?: string;
-  description?: string;
-  status?: ProductStatus;
-  price?: number;
-  compareAtPrice?: number | null;
-  currency?: string;
-  sku?: string;
-  barcode?: string;
-  weight?: number;
-  weightUnit?: WeightUnit;
-  trackInventory?: boolean;
-  inventoryQuantity?: number;
-  category?: string;
-  tags?: string[];
-  images?: Array<Partial<ProductImage>>;
-  metadata?: Record<string, unknown>;
-}
-
-/** `name` is required on create. */
-export type ProductCreate = ProductInput & { name: string };
-
-export interface VariantInput extends Passthrough {
-  title?: string;
-  sku?: string;
-  price?: number;
-  compareAtPrice?: number | null;
-  inventoryQuantity?: number;
-  options?: Record<string, string>;
-  position?: number;
-}
-
-export interface Collection extends Passthrough {
-  id: string;
-  name?: string;
-}
-
-export type OrderStatus = 'open' | 'closed' | 'cancelled';
-export type FulfillmentStatus = 'unfulfilled' | 'partial' | 'fulfilled';
-export type PaymentMethod = 'card' | 'paypal' | 'bank_transfer' | 'cash_on_delivery' | 'gift_card';
-
-export interface OrderItem extends Passthrough {
-  productId: string;
-  variantId: string | null;
-  name: string;
-  quantity: number;
-  price: number;
-}
-
-export interface Address extends Passthrough {
-  line1: string;
-  city: string;
-  /** Country code. */
-  country: string;
-  name?: string;
-  line2?: string;
-  region?: string;
-  postalCode?: string;
-  phone?: string;
-}
-
-export interface Order extends Passthrough {
-  id: string;
-  orderNumber: string;
-  status: OrderStatus | (string & {});
-  fulfillmentStatus: FulfillmentStatus | (string & {});
-  customerEmail: string;
-  subtotal: number;
-  tax: number;
-  shipping: number;
-  total: number;
-  currency: string;
-  items: OrderItem[];
-  shippingAddress: Address;
-  paymentMethod: PaymentMethod | (string & {});
-  createdAt: string;
-}
-
-export interface OrderListParams extends ListParams {
-  status?: OrderStatus;
-  fulfillment_status?: FulfillmentStatus;
-  /** ISO 8601. */
-  created_after?: string;
-  /** ISO 8601. */
-  created_before?: string;
-}
-
-export interface OrderUpdate extends Passthrough {
-  status?: OrderStatus;
-  notes?: string;
-  tags?: string[];
-}
-
-export interface FulfillmentInput extends Passthrough {
-  trackingNumber: string;
-  trackingCompany?: string;
-  trackingUrl?: string;
-  /** Line items (order item ids) and quantities; omit to fulfil everything left. */
-  items?: Array<{ itemId: string; quantity: number }>;
-}
-
-export interface RefundInput extends Passthrough {
-  /** Omit for a full refund. */
-  amount?: number;
-  reason?: string;
-}
-
-export interface Fulfillment extends Passthrough {
-  id: string;
-}
-export interface Refund extends Passthrough {
-  id: string;
-}
-export interface DraftOrder extends Passthrough {
-  id: string;
-}
-export interface Customer extends Passthrough {
-  id: string;
-  email?: string;
-}
-export interface CustomerListParams extends ListParams {}
-
+type AdjustmentBase = Omit<
+  In<typeof inventory.inventoryAdjustment>,
+  'set' | 'increment' | 'decrement'
+>;
 /** Exactly one of set, increment or decrement. */
 export type InventoryAdjustment = (
   | { set: number; increment?: never; decrement?: never }
   | { increment: number; set?: never; decrement?: never }
   | { decrement: number; set?: never; increment?: never }
-) & { variantId?: string; allowNegative?: boolean };
+) &
+  AdjustmentBase;
+export type InventoryLevels = Out<typeof inventory.inventoryLevels>;
 
-export interface InventoryLevels extends Passthrough {
-  productId?: string;
-}
-export interface ShippingZone extends Passthrough {
-  id: string;
-}
-export interface Carrier extends Passthrough {
-  id?: string;
-}
-export interface ShippingLabel extends Passthrough {}
-export interface ShippingRate extends Passthrough {}
-export interface ShippingRateQuote extends Passthrough {
-  data: ShippingRate[];
-}
-export interface Discount extends Passthrough {
-  id: string;
-  code?: string;
-}
-export interface ContentPage extends Passthrough {
-  id: string;
-}
-export interface BlogPost extends Passthrough {
-  id: string;
-}
+export type ShippingZone = Out<typeof shipping.zone>;
+export type Carrier = Out<typeof shipping.carrier>;
+export type ShippingLabelInput = In<typeof shipping.labelInput>;
+export type ShippingLabel = Out<typeof shipping.label>;
+export type ShippingRatesInput = In<typeof shipping.ratesInput>;
+export type ShippingRate = Out<typeof shipping.rate>;
+export type ShippingRateQuote = Out<typeof shipping.rateQuote>;
 
-export interface AnalyticsRange {
-  /** ISO 8601 date or timestamp. @default 30 days ago (the platform's) */
-  from?: string;
-  /** ISO 8601 date or timestamp. @default now (the platform's) */
-  to?: string;
-}
-export interface AnalyticsSalesParams extends AnalyticsRange {
-  granularity?: 'day' | 'week' | 'month';
-}
-export interface AnalyticsTopProductsParams extends AnalyticsRange {
-  /** 1 to 100. @default 10 (the platform's) */
-  limit?: number;
-}
-export interface AnalyticsOverview extends Passthrough {}
-export interface AnalyticsSales extends Passthrough {}
-export interface AnalyticsTopProducts extends Passthrough {}
+export type DiscountType = (typeof discounts.DISCOUNT_TYPES)[number];
+export type DiscountSort = (typeof discounts.DISCOUNT_SORTS)[number];
+export type Discount = Out<typeof discounts.discount>;
+export type DiscountCreate = In<typeof discounts.discountCreate>;
+export type DiscountUpdate = In<typeof discounts.discountUpdate>;
 
-export interface StoreInfo extends Passthrough {
-  name?: string;
-  domain?: string;
-  currency?: string;
-  language?: string;
-}
-export interface StoreSettings extends Passthrough {}
+export type ContentPage = Out<typeof content.page>;
+export type ContentPageCreate = In<typeof content.pageCreate>;
+export type BlogPost = Out<typeof content.post>;
+export type BlogPostCreate = In<typeof content.postCreate>;
+
+export type AnalyticsRange = In<typeof analytics.analyticsRange>;
+export type AnalyticsSalesParams = In<typeof analytics.salesQuery>;
+export type AnalyticsTopProductsParams = In<typeof analytics.topProductsQuery>;
+export type AnalyticsOverview = Out<typeof analytics.overview>;
+export type AnalyticsSales = Out<typeof analytics.sales>;
+export type AnalyticsTopProducts = Out<typeof analytics.topProducts>;
+
+export type StoreInfo = Out<typeof stores.storeInfo>;
+export type StoreSettings = Out<typeof stores.storeSettings>;
+/** The session check: what the access token grants (`client.session()`). */
+export type SessionInfo = Out<typeof stores.sessionInfo>;

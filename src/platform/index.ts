@@ -16,6 +16,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import pino, { type Logger } from 'pino';
+import { openApiDocument } from '../openapi/index.js';
 import { createAdminRouter } from './admin/index.js';
 import { createResourceRouter } from './api/index.js';
 import {
@@ -309,6 +310,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   app.use(
     createAuthRouter({ apps, tokens, stores, pending, stats, origin: () => origin, approve }),
   );
+  // The API description is public (no token), as a real platform's would be.
+  let openApi: string | undefined;
+  app.get('/api/v1/openapi.json', function openApiJson(_req, res) {
+    openApi ??= JSON.stringify(openApiDocument({ authUrl: origin }));
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(openApi);
+  });
   app.use(
     '/api/v1',
     createApiGuard({ tokens, apps, limiter, rateLimit: opts.rateLimit }),

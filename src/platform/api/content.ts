@@ -1,6 +1,8 @@
 /** Discount codes, content pages and blog posts: plain records with unique codes or slugs. */
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { pageCreate, postCreate } from '../../schemas/content.js';
+import { type DISCOUNT_SORTS, discountCreate } from '../../schemas/discounts.js';
 import {
   conflict,
   fromCents,
@@ -15,11 +17,14 @@ import {
   toCents,
 } from './http.js';
 import { BASE_SORTS, listPage, parsePageQuery, type SortFields } from './pagination.js';
-import { LONG, type Schema, slugify, validateBody } from './validate.js';
+import { slugify, validateBody } from './validate.js';
 
-export const DISCOUNT_TYPES = ['percentage', 'fixed_amount', 'free_shipping'] as const;
+export { DISCOUNT_TYPES } from '../../schemas/discounts.js';
 
-const DISCOUNT_SORTS: SortFields = { ...BASE_SORTS, code: { column: 'code', type: 'text' } };
+const DISCOUNT_SORT_COLUMNS: SortFields<(typeof DISCOUNT_SORTS)[number]> = {
+  ...BASE_SORTS,
+  code: { column: 'code', type: 'text' },
+};
 const DISCOUNT_COLUMNS =
   'id, code, type, value, min_subtotal_cents, usage_limit, usage_count, active, starts_at, ends_at, created_at, updated_at';
 
@@ -53,17 +58,6 @@ const toDiscount = (r: DiscountRow) => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-const discountSchema: Schema = {
-  code: { type: 'string', required: true, min: 1 },
-  type: { type: 'string', required: true, enum: DISCOUNT_TYPES },
-  value: { type: 'number', min: 0, money: true },
-  minSubtotal: { type: 'number', min: 0, money: true },
-  usageLimit: { type: 'number', integer: true, min: 1, nullable: true },
-  active: { type: 'boolean' },
-  startsAt: { type: 'string', format: 'datetime', nullable: true },
-  endsAt: { type: 'string', format: 'datetime', nullable: true },
-};
 
 interface DiscountInput {
   code?: string;
@@ -119,19 +113,19 @@ export function discountRoutes(deps: ResourceDeps): Router {
   const discounts = groupScope('discounts');
 
   router.get('/discounts', discounts, function listDiscounts(req, res) {
-    const page = parsePageQuery(req, DISCOUNT_SORTS);
+    const page = parsePageQuery(req, DISCOUNT_SORT_COLUMNS);
     const { rows, pagination } = listPage<DiscountRow & Record<string, unknown>>(
       deps,
       { table: 'discounts', columns: DISCOUNT_COLUMNS, scopeValue: storeOf(res) },
       page,
-      DISCOUNT_SORTS,
+      DISCOUNT_SORT_COLUMNS,
     );
     res.json({ data: rows.map(toDiscount), pagination });
   });
 
   router.post('/discounts', discounts, function postDiscount(req, res) {
     const storeId = storeOf(res);
-    const input = validateBody<DiscountInput>(discountSchema, req.body);
+    const input = validateBody<DiscountInput>(discountCreate, req.body);
     if (input.value === undefined && input.type !== 'free_shipping') {
       throw invalid([{ field: 'value', message: 'is required' }]);
     }
@@ -174,7 +168,7 @@ export function discountRoutes(deps: ResourceDeps): Router {
     const storeId = storeOf(res);
     const id = idParam(req, 'Discount');
     const row = discountRow(deps, storeId, id);
-    const input = validateBody<DiscountInput>(discountSchema, req.body, { partial: true });
+    const input = validateBody<DiscountInput>(discountCreate, req.body, { partial: true });
     const type = input.type ?? row.type;
     const d = {
       code: input.code === undefined ? row.code : normalizeCode(input.code),
@@ -250,18 +244,6 @@ const toPage = (r: PageRow) => ({
   updatedAt: r.updated_at,
 });
 
-const pageSchema: Schema = {
-  title: { type: 'string', required: true, min: 1 },
-  slug: { type: 'string', format: 'slug' },
-  body: { type: 'string', max: LONG },
-  published: { type: 'boolean' },
-};
-const postSchema: Schema = {
-  ...pageSchema,
-  author: { type: 'string' },
-  tags: { type: 'strings' },
-};
-
 const PAGE_COLUMNS = 'id, title, slug, body, published, created_at, updated_at';
 const POST_COLUMNS =
   'id, title, slug, body, published, author, tags, published_at, created_at, updated_at';
@@ -292,7 +274,7 @@ export function contentRoutes(deps: ResourceDeps): Router {
         published?: boolean;
         author?: string;
         tags?: string[];
-      }>(kind === 'pages' ? pageSchema : postSchema, req.body);
+      }>(kind === 'pages' ? pageCreate : postCreate, req.body);
       const id = randomUUID();
       const now = deps.clock.now().toISOString();
       const slug = input.slug ?? slugify(input.title);

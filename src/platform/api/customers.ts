@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { type CUSTOMER_SORTS, customerCreate } from '../../schemas/customers.js';
 import {
   conflict,
   fromCents,
@@ -15,11 +16,13 @@ import {
   stmt,
   storeOf,
 } from './http.js';
-import { ADDRESS_SCHEMA } from './orders.js';
 import { BASE_SORTS, listPage, parsePageQuery, type SortFields } from './pagination.js';
-import { LONG, type Schema, validateBody } from './validate.js';
+import { validateBody } from './validate.js';
 
-const CUSTOMER_SORTS: SortFields = { ...BASE_SORTS, email: { column: 'email', type: 'text' } };
+const CUSTOMER_SORT_COLUMNS: SortFields<(typeof CUSTOMER_SORTS)[number]> = {
+  ...BASE_SORTS,
+  email: { column: 'email', type: 'text' },
+};
 const COLUMNS =
   'id, email, first_name, last_name, phone, accepts_marketing, note, tags, addresses, created_at, updated_at';
 
@@ -50,21 +53,6 @@ const toCustomer = (r: CustomerRow) => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-const schema: Schema = {
-  email: { type: 'string', required: true, format: 'email' },
-  firstName: { type: 'string' },
-  lastName: { type: 'string' },
-  phone: { type: 'string' },
-  acceptsMarketing: { type: 'boolean' },
-  note: { type: 'string', max: LONG },
-  tags: { type: 'strings' },
-  addresses: {
-    type: 'array',
-    maxItems: 50,
-    of: { ...ADDRESS_SCHEMA, default: { type: 'boolean' } },
-  },
-};
 
 interface CustomerInput {
   email?: string;
@@ -138,12 +126,12 @@ export function customerRoutes(deps: ResourceDeps): Router {
   const customers = groupScope('customers');
 
   router.get('/customers', customers, function listCustomers(req, res) {
-    const page = parsePageQuery(req, CUSTOMER_SORTS);
+    const page = parsePageQuery(req, CUSTOMER_SORT_COLUMNS);
     const { rows, pagination } = listPage<CustomerRow & Record<string, unknown>>(
       deps,
       { table: 'customers', columns: COLUMNS, scopeValue: storeOf(res) },
       page,
-      CUSTOMER_SORTS,
+      CUSTOMER_SORT_COLUMNS,
     );
     res.json({ data: rows.map(toCustomer), pagination });
   });
@@ -154,7 +142,7 @@ export function customerRoutes(deps: ResourceDeps): Router {
 
   router.post('/customers', customers, function postCustomer(req, res) {
     const storeId = storeOf(res);
-    const input = validateBody<CustomerInput>(schema, req.body);
+    const input = validateBody<CustomerInput>(customerCreate, req.body);
     const id = randomUUID();
     const now = deps.clock.now().toISOString();
     try {
@@ -186,7 +174,7 @@ export function customerRoutes(deps: ResourceDeps): Router {
     const storeId = storeOf(res);
     const id = idParam(req, 'Customer');
     const row = customerRow(deps, storeId, id);
-    const input = validateBody<CustomerInput>(schema, req.body, { partial: true });
+    const input = validateBody<CustomerInput>(customerCreate, req.body, { partial: true });
     try {
       stmt(
         deps,

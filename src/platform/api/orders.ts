@@ -5,6 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import {
+  draftOrderInput,
+  FULFILLMENT_STATUSES,
+  fulfillmentInput,
+  type ORDER_SORTS,
+  ORDER_STATUSES,
+  orderUpdate,
+  refundInput,
+} from '../../schemas/orders.js';
 import { TAX_RATE } from '../seed/index.js';
 import {
   ApiError,
@@ -22,17 +31,9 @@ import {
   transaction,
 } from './http.js';
 import { BASE_SORTS, listPage, parsePageQuery, type SortFields } from './pagination.js';
-import { isDateTime, LONG, type Schema, validateBody } from './validate.js';
+import { isDateTime, validateBody } from './validate.js';
 
-export const ORDER_STATUSES = ['open', 'closed', 'cancelled'] as const;
-export const FULFILLMENT_STATUSES = ['unfulfilled', 'partial', 'fulfilled'] as const;
-export const PAYMENT_METHODS = [
-  'card',
-  'paypal',
-  'bank_transfer',
-  'cash_on_delivery',
-  'gift_card',
-] as const;
+export { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_METHODS } from '../../schemas/orders.js';
 
 /** Allowed order status moves (the contract's table). */
 const TRANSITIONS: Record<string, readonly string[]> = {
@@ -41,7 +42,10 @@ const TRANSITIONS: Record<string, readonly string[]> = {
   cancelled: [],
 };
 
-const ORDER_SORTS: SortFields = { ...BASE_SORTS, total: { column: 'total_cents', type: 'int' } };
+const ORDER_SORT_COLUMNS: SortFields<(typeof ORDER_SORTS)[number]> = {
+  ...BASE_SORTS,
+  total: { column: 'total_cents', type: 'int' },
+};
 
 const ORDER_COLUMNS =
   'id, order_number, status, fulfillment_status, customer_id, customer_email, subtotal_cents, tax_cents, shipping_cents, total_cents, refunded_cents, currency, items, shipping_address, payment_method, notes, tags, created_at, updated_at';
@@ -172,26 +176,6 @@ export function readOrder(deps: ResourceDeps, storeId: string, id: string) {
   };
 }
 
-const addressSchema: Schema = {
-  name: { type: 'string' },
-  line1: { type: 'string', required: true, min: 1 },
-  line2: { type: 'string' },
-  city: { type: 'string', required: true, min: 1 },
-  region: { type: 'string' },
-  postalCode: { type: 'string' },
-  country: { type: 'string', required: true, format: 'country' },
-  phone: { type: 'string' },
-};
-
-export const ADDRESS_SCHEMA = addressSchema;
-
-const lineSchema: Schema = {
-  productId: { type: 'string', required: true, format: 'uuid' },
-  variantId: { type: 'string', format: 'uuid' },
-  quantity: { type: 'number', required: true, integer: true, min: 1, max: 10_000 },
-  price: { type: 'number', min: 0, money: true },
-};
-
 export interface LineInput {
   productId: string;
   variantId?: string;
@@ -210,18 +194,6 @@ export interface OrderInput {
   notes?: string;
   tags?: string[];
 }
-
-const orderInputSchema: Schema = {
-  customerEmail: { type: 'string', format: 'email' },
-  customerId: { type: 'string', format: 'uuid' },
-  items: { type: 'array', of: lineSchema, required: true, minItems: 1 },
-  shippingAddress: { type: 'object', schema: addressSchema },
-  shipping: { type: 'number', min: 0, money: true },
-  tax: { type: 'number', min: 0, money: true },
-  paymentMethod: { type: 'string', enum: PAYMENT_METHODS },
-  notes: { type: 'string', max: LONG },
-  tags: { type: 'strings' },
-};
 
 interface Priced {
   items: OrderItem[];
@@ -329,7 +301,7 @@ function priceOrder(deps: ResourceDeps, storeId: string, input: OrderInput): Pri
  * order-creation endpoint). For the admin, seeds and tests. Synchronous.
  */
 export function createOrder(deps: ResourceDeps, storeId: string, body: unknown) {
-  const input = validateBody<OrderInput>(orderInputSchema, body);
+  const input = validateBody<OrderInput>(draftOrderInput, body);
   const now = deps.clock.now().toISOString();
   const id = randomUUID();
   transaction(deps, () => {
@@ -366,16 +338,10 @@ export function createOrder(deps: ResourceDeps, storeId: string, body: unknown) 
   return readOrder(deps, storeId, id);
 }
 
-const updateSchema: Schema = {
-  status: { type: 'string', enum: ORDER_STATUSES },
-  notes: { type: 'string', max: LONG },
-  tags: { type: 'strings' },
-};
-
 function updateOrder(deps: ResourceDeps, storeId: string, id: string, body: unknown) {
   orderRow(deps, storeId, id);
   const input = validateBody<{ status?: string; notes?: string; tags?: string[] }>(
-    updateSchema,
+    orderUpdate,
     body,
     {
       partial: true,
@@ -412,20 +378,6 @@ function updateOrder(deps: ResourceDeps, storeId: string, id: string, body: unkn
   return readOrder(deps, storeId, id);
 }
 
-const fulfillSchema: Schema = {
-  trackingNumber: { type: 'string', required: true, min: 1 },
-  trackingCompany: { type: 'string' },
-  trackingUrl: { type: 'string', format: 'url', max: 2048 },
-  items: {
-    type: 'array',
-    minItems: 1,
-    of: {
-      itemId: { type: 'string', required: true, format: 'uuid' },
-      quantity: { type: 'number', required: true, integer: true, min: 1 },
-    },
-  },
-};
-
 function fulfillOrder(deps: ResourceDeps, storeId: string, id: string, body: unknown) {
   orderRow(deps, storeId, id);
   const input = validateBody<{
@@ -433,7 +385,7 @@ function fulfillOrder(deps: ResourceDeps, storeId: string, id: string, body: unk
     trackingCompany?: string;
     trackingUrl?: string;
     items?: Array<{ itemId: string; quantity: number }>;
-  }>(fulfillSchema, body);
+  }>(fulfillmentInput, body);
   const now = deps.clock.now().toISOString();
   const fulfillmentId = randomUUID();
   transaction(deps, () => {
@@ -518,14 +470,9 @@ function fulfillOrder(deps: ResourceDeps, storeId: string, id: string, body: unk
   return { ...toFulfillment(f), fulfillmentStatus: order.fulfillment_status };
 }
 
-const refundSchema: Schema = {
-  amount: { type: 'number', min: 0, exclusiveMin: true, money: true },
-  reason: { type: 'string' },
-};
-
 function refundOrder(deps: ResourceDeps, storeId: string, id: string, body: unknown) {
   orderRow(deps, storeId, id);
-  const input = validateBody<{ amount?: number; reason?: string }>(refundSchema, body);
+  const input = validateBody<{ amount?: number; reason?: string }>(refundInput, body);
   const now = deps.clock.now().toISOString();
   const refundId = randomUUID();
   const currency = transaction(deps, () => {
@@ -564,7 +511,7 @@ function refundOrder(deps: ResourceDeps, storeId: string, id: string, body: unkn
 }
 
 function createDraftOrder(deps: ResourceDeps, storeId: string, body: unknown) {
-  const input = validateBody<OrderInput>(orderInputSchema, body);
+  const input = validateBody<OrderInput>(draftOrderInput, body);
   const id = randomUUID();
   const now = deps.clock.now().toISOString();
   const priced = priceOrder(deps, storeId, input);
@@ -653,12 +600,12 @@ export function orderRoutes(deps: ResourceDeps): Router {
   router.get('/orders', orders, function listOrders(req, res) {
     const storeId = storeOf(res);
     const filters = listFilters(req.query as Record<string, unknown>);
-    const page = parsePageQuery(req, ORDER_SORTS);
+    const page = parsePageQuery(req, ORDER_SORT_COLUMNS);
     const { rows, pagination } = listPage<OrderRow & Record<string, unknown>>(
       deps,
       { table: 'orders', columns: ORDER_COLUMNS, scopeValue: storeId, ...filters },
       page,
-      ORDER_SORTS,
+      ORDER_SORT_COLUMNS,
     );
     res.json({ data: rows.map(toOrder), pagination });
   });

@@ -5,15 +5,20 @@
  * next page starts strictly after the last row seen.
  */
 import type { Request } from 'express';
+import type { BASE_SORTS as BASE_SORT_NAMES } from '../../schemas/common.js';
 import { badRequest, cachedCount, isUuid, type ResourceDeps, stmt } from './http.js';
 
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 250;
 
 /** API sort name → SQL column and its value type. */
-export type SortFields = Record<string, { column: string; type: 'text' | 'int' }>;
+export type SortFields<K extends string = string> = Record<
+  K,
+  { column: string; type: 'text' | 'int' }
+>;
 
-export const BASE_SORTS: SortFields = {
+/** Keyed by the schemas' sort names, so the two cannot drift apart. */
+export const BASE_SORTS: SortFields<(typeof BASE_SORT_NAMES)[number]> = {
   created_at: { column: 'created_at', type: 'text' },
   updated_at: { column: 'updated_at', type: 'text' },
 };

@@ -5,6 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
+import { type COLLECTION_SORTS, collectionCreate } from '../../schemas/collections.js';
+import { inventoryAdjustment } from '../../schemas/inventory.js';
+import {
+  type PRODUCT_SORTS,
+  productCreate,
+  productUpdate,
+  type VARIANT_SORTS,
+  variantInput,
+} from '../../schemas/products.js';
 import {
   ApiError,
   conflict,
@@ -22,18 +31,23 @@ import {
   transaction,
 } from './http.js';
 import { BASE_SORTS, listPage, parsePageQuery, type SortFields } from './pagination.js';
-import { LONG, type Schema, slugify, validateBody } from './validate.js';
+import { slugify, validateBody } from './validate.js';
 
-export const PRODUCT_STATUSES = ['active', 'draft', 'archived'] as const;
-export const WEIGHT_UNITS = ['g', 'kg', 'lb', 'oz'] as const;
+export { PRODUCT_STATUSES, WEIGHT_UNITS } from '../../schemas/products.js';
 
-const PRODUCT_SORTS: SortFields = {
+const PRODUCT_SORT_COLUMNS: SortFields<(typeof PRODUCT_SORTS)[number]> = {
   ...BASE_SORTS,
   name: { column: 'name', type: 'text' },
   price: { column: 'price_cents', type: 'int' },
 };
-const VARIANT_SORTS: SortFields = { ...BASE_SORTS, position: { column: 'position', type: 'int' } };
-const COLLECTION_SORTS: SortFields = { ...BASE_SORTS, name: { column: 'name', type: 'text' } };
+const VARIANT_SORT_COLUMNS: SortFields<(typeof VARIANT_SORTS)[number]> = {
+  ...BASE_SORTS,
+  position: { column: 'position', type: 'int' },
+};
+const COLLECTION_SORT_COLUMNS: SortFields<(typeof COLLECTION_SORTS)[number]> = {
+  ...BASE_SORTS,
+  name: { column: 'name', type: 'text' },
+};
 
 const PRODUCT_COLUMNS =
   'id, name, slug, description, status, price_cents, compare_at_price_cents, currency, sku, barcode, weight_milli, weight_unit, track_inventory, inventory_quantity, category, tags, images, metadata, created_at, updated_at';
@@ -174,42 +188,6 @@ export function refreshProductDoc(deps: ResourceDeps, productId: string): void {
   stmt(deps, 'UPDATE products SET doc = ? WHERE id = ?').run(doc, productId);
 }
 
-const variantSchema: Schema = {
-  title: { type: 'string', required: true, min: 1 },
-  sku: { type: 'string' },
-  price: { type: 'number', min: 0, money: true },
-  compareAtPrice: { type: 'number', min: 0, money: true, nullable: true },
-  inventoryQuantity: { type: 'number', integer: true },
-  options: { type: 'object', stringValues: true },
-};
-
-const imageSchema: Schema = {
-  url: { type: 'string', required: true, format: 'url', max: 2048 },
-  alt: { type: 'string' },
-  position: { type: 'number', integer: true, min: 0 },
-};
-
-const productSchema: Schema = {
-  name: { type: 'string', required: true, min: 1 },
-  slug: { type: 'string', format: 'slug' },
-  description: { type: 'string', max: LONG },
-  status: { type: 'string', enum: PRODUCT_STATUSES },
-  price: { type: 'number', min: 0, money: true },
-  compareAtPrice: { type: 'number', min: 0, money: true, nullable: true },
-  currency: { type: 'string', format: 'currency' },
-  sku: { type: 'string' },
-  barcode: { type: 'string' },
-  weight: { type: 'number', min: 0 },
-  weightUnit: { type: 'string', enum: WEIGHT_UNITS },
-  trackInventory: { type: 'boolean' },
-  inventoryQuantity: { type: 'number', integer: true },
-  category: { type: 'string' },
-  tags: { type: 'strings' },
-  images: { type: 'array', of: imageSchema },
-  metadata: { type: 'object' },
-  variants: { type: 'array', of: variantSchema, maxItems: 100 },
-};
-
 interface ImageInput {
   url: string;
   alt?: string;
@@ -343,7 +321,7 @@ function negativeStock(input: { inventoryQuantity?: number }, field: string) {
 }
 
 function createProduct(deps: ResourceDeps, storeId: string, body: unknown) {
-  const input = validateBody<ProductInput>(productSchema, body);
+  const input = validateBody<ProductInput>(productCreate, body);
   const bad = [
     negativeStock(input, 'inventoryQuantity'),
     ...(input.variants ?? []).map((v, i) => negativeStock(v, `variants[${i}].inventoryQuantity`)),
@@ -419,11 +397,10 @@ const UPDATE_COLUMNS: Record<string, [string, (v: unknown) => unknown]> = {
 
 function updateProduct(deps: ResourceDeps, storeId: string, id: string, body: unknown) {
   productRow(deps, storeId, id);
-  const {
-    variants: _ignored,
-    inventoryQuantity: _stock,
-    ...input
-  } = validateBody<ProductInput>(productSchema, body, { partial: true });
+  const input = validateBody<Omit<ProductInput, 'variants' | 'inventoryQuantity'>>(
+    productUpdate,
+    body,
+  );
   productRow(deps, storeId, id);
   if (input.slug !== undefined && slugTaken(deps, storeId, input.slug, id)) {
     throw conflict('slug', 'A product with this slug already exists');
@@ -478,20 +455,13 @@ const toCollection = (r: CollectionRow) => {
   };
 };
 
-const collectionSchema: Schema = {
-  name: { type: 'string', required: true, min: 1 },
-  slug: { type: 'string', format: 'slug' },
-  description: { type: 'string', max: LONG },
-  productIds: { type: 'strings' },
-};
-
 function createCollection(deps: ResourceDeps, storeId: string, body: unknown) {
   const input = validateBody<{
     name: string;
     slug?: string;
     description?: string;
     productIds?: string[];
-  }>(collectionSchema, body);
+  }>(collectionCreate, body);
   const productIds = [...new Set((input.productIds ?? []).map((p) => p.toLowerCase()))];
   const existing = new Set(
     (
@@ -553,14 +523,6 @@ function inventoryOf(deps: ResourceDeps, storeId: string, productId: string) {
   };
 }
 
-const inventorySchema: Schema = {
-  set: { type: 'number', integer: true },
-  increment: { type: 'number', integer: true, min: 0 },
-  decrement: { type: 'number', integer: true, min: 0 },
-  variantId: { type: 'string', format: 'uuid' },
-  allowNegative: { type: 'boolean' },
-};
-
 function adjustInventory(deps: ResourceDeps, storeId: string, productId: string, body: unknown) {
   productRow(deps, storeId, productId);
   const input = validateBody<{
@@ -569,7 +531,7 @@ function adjustInventory(deps: ResourceDeps, storeId: string, productId: string,
     decrement?: number;
     variantId?: string;
     allowNegative?: boolean;
-  }>(inventorySchema, body);
+  }>(inventoryAdjustment, body);
   const modes = (['set', 'increment', 'decrement'] as const).filter((k) => input[k] !== undefined);
   if (modes.length !== 1) {
     throw invalid([
@@ -636,17 +598,17 @@ export function productRoutes(deps: ResourceDeps): Router {
 
   router.get('/products', products, function listProducts(req: Request, res: Response) {
     const storeId = storeOf(res);
-    const page = parsePageQuery(req, PRODUCT_SORTS);
+    const page = parsePageQuery(req, PRODUCT_SORT_COLUMNS);
     const { rows, pagination } = listPage<{ id: string; doc: string }>(
       deps,
       {
         table: 'products',
         // Only what the page needs: the sort key for the cursor and the stored JSON.
-        columns: `id, ${PRODUCT_SORTS[page.sort]!.column}, doc`,
+        columns: `id, ${PRODUCT_SORT_COLUMNS[page.sort as (typeof PRODUCT_SORTS)[number]].column}, doc`,
         scopeValue: storeId,
       },
       page,
-      PRODUCT_SORTS,
+      PRODUCT_SORT_COLUMNS,
     );
     const data = rows.map((r) => r.doc).join(',');
     res.type('json').send(`{"data":[${data}],"pagination":${JSON.stringify(pagination)}}`);
@@ -693,7 +655,7 @@ export function productRoutes(deps: ResourceDeps): Router {
     const storeId = storeOf(res);
     const id = idParam(req, 'Product');
     productRow(deps, storeId, id);
-    const page = parsePageQuery(req, VARIANT_SORTS, { sort: 'position', order: 'asc' });
+    const page = parsePageQuery(req, VARIANT_SORT_COLUMNS, { sort: 'position', order: 'asc' });
     const { rows, pagination } = listPage<VariantRow & Record<string, unknown>>(
       deps,
       {
@@ -703,7 +665,7 @@ export function productRoutes(deps: ResourceDeps): Router {
         scopeValue: id,
       },
       page,
-      VARIANT_SORTS,
+      VARIANT_SORT_COLUMNS,
     );
     res.json({ data: rows.map(toVariant), pagination });
   });
@@ -712,7 +674,7 @@ export function productRoutes(deps: ResourceDeps): Router {
     const storeId = storeOf(res);
     const productId = idParam(req, 'Product');
     productRow(deps, storeId, productId);
-    const input = validateBody<VariantInput>(variantSchema, req.body);
+    const input = validateBody<VariantInput>(variantInput, req.body);
     const bad = negativeStock(input, 'inventoryQuantity');
     if (bad) throw invalid([bad]);
     const now = deps.clock.now().toISOString();
@@ -741,12 +703,12 @@ export function productRoutes(deps: ResourceDeps): Router {
 
   router.get('/collections', products, function listCollections(req, res) {
     const storeId = storeOf(res);
-    const page = parsePageQuery(req, COLLECTION_SORTS);
+    const page = parsePageQuery(req, COLLECTION_SORT_COLUMNS);
     const { rows, pagination } = listPage<CollectionRow & Record<string, unknown>>(
       deps,
       { table: 'collections', columns: COLLECTION_COLUMNS, scopeValue: storeId },
       page,
-      COLLECTION_SORTS,
+      COLLECTION_SORT_COLUMNS,
     );
     res.json({ data: rows.map(toCollection), pagination });
   });

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { labelInput, ratesInput } from '../../schemas/shipping.js';
 import {
   ApiError,
   type ErrorDetail,
@@ -15,9 +16,8 @@ import {
   storeOf,
   toCents,
 } from './http.js';
-import { ADDRESS_SCHEMA } from './orders.js';
 import { BASE_SORTS, listPage, parsePageQuery } from './pagination.js';
-import { type Schema, validateBody } from './validate.js';
+import { validateBody } from './validate.js';
 
 interface ZoneRate {
   id: string;
@@ -67,27 +67,6 @@ const toCarrier = (r: CarrierRow) => ({
   updatedAt: r.updated_at,
 });
 
-const labelSchema: Schema = {
-  orderId: { type: 'string', required: true, format: 'uuid' },
-  carrier: { type: 'string', required: true, min: 1 },
-  service: { type: 'string' },
-  weight: { type: 'number', min: 0, exclusiveMin: true },
-};
-
-const ratesSchema: Schema = {
-  shippingAddress: { type: 'object', required: true, schema: ADDRESS_SCHEMA },
-  items: {
-    type: 'array',
-    required: true,
-    minItems: 1,
-    of: {
-      productId: { type: 'string', required: true, format: 'uuid' },
-      variantId: { type: 'string', format: 'uuid' },
-      quantity: { type: 'number', required: true, integer: true, min: 1, max: 10_000 },
-    },
-  },
-};
-
 export function shippingRoutes(deps: ResourceDeps): Router {
   const router = Router();
   const shipping = groupScope('shipping');
@@ -129,7 +108,7 @@ export function shippingRoutes(deps: ResourceDeps): Router {
       carrier: string;
       service?: string;
       weight?: number;
-    }>(labelSchema, req.body);
+    }>(labelInput, req.body);
     const details: ErrorDetail[] = [];
     const order = stmt(
       deps,
@@ -201,7 +180,7 @@ export function shippingRoutes(deps: ResourceDeps): Router {
     const input = validateBody<{
       shippingAddress: { country: string };
       items: Array<{ productId: string; variantId?: string; quantity: number }>;
-    }>(ratesSchema, req.body);
+    }>(ratesInput, req.body);
     const details: ErrorDetail[] = [];
     let subtotalCents = 0;
     let weightKg = 0;
