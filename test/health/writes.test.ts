@@ -37,6 +37,9 @@ const tokens = (n = 1) => ({
   accessTokenExpiresAt: new Date(Date.now() + 3_600_000),
 });
 
+const HEALTH_TOKEN = 'h'.repeat(32);
+const detailed = { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } };
+
 describe('health reflects whether the kit can write', () => {
   it('a full disk: 503 with database read_only and reason disk_full, 200 again once space is freed', async () => {
     const vol = mountVolume(3);
@@ -44,7 +47,8 @@ describe('health reflects whether the kit can write', () => {
     const dbFile = join(vol.dir, 'app.db');
     const h: Harness = await startHarness({
       databaseUrl: dbFile,
-      kit: { health: { path: '/healthz', cacheMs: 0 } },
+      // The detail (database status and reason) is for a caller bearing the health token.
+      kit: { health: { path: '/healthz', cacheMs: 0, token: HEALTH_TOKEN } },
     });
     cleanups.push(() => h.close());
     const browser = new Browser();
@@ -52,12 +56,12 @@ describe('health reflects whether the kit can write', () => {
       h.platform.approveInstall({ authorizeUrl: await begin(h, browser), storeId: h.storeId }),
     );
     expect(cb.status).toBe(302);
-    expect((await fetch(`${h.appUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${h.appUrl}/healthz`, detailed)).status).toBe(200);
 
     vol.fill(dbFile);
     // The write probe runs at most once a second: the next report past that sees the full disk.
     await new Promise((r) => setTimeout(r, 1100));
-    const res = await fetch(`${h.appUrl}/healthz`);
+    const res = await fetch(`${h.appUrl}/healthz`, detailed);
     const body = (await res.json()) as HealthReport;
     expect(res.status).toBe(503);
     expect(body.status).toBe('unavailable');
@@ -72,7 +76,7 @@ describe('health reflects whether the kit can write', () => {
 
     vol.free();
     await new Promise((r) => setTimeout(r, 1100));
-    const healed = await fetch(`${h.appUrl}/healthz`);
+    const healed = await fetch(`${h.appUrl}/healthz`, detailed);
     expect(healed.status).toBe(200);
     expect(((await healed.json()) as HealthReport).database).toMatchObject({
       status: 'up',
