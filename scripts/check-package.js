@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run check:package`: the kit as a user gets it from the registry.
 // Packs the kit (prepack builds it), lints the tarball with publint and
-// @arethetypeswrong/cli, then type-checks the README's and docs' examples in a
-// consumer project (strict, module NodeNext, skipLibCheck false) that
-// installs the tarball without the database drivers or their @types.
+// @arethetypeswrong/cli, then type-checks every TypeScript example of the
+// README and docs/ in a consumer project (strict, module NodeNext,
+// skipLibCheck false) that installs the tarball without the database drivers
+// or their @types, and a consumer of store-app-kit/platform alone.
 // Both tarballs' file lists are checked first (scripts/package-files.js): no
 // local state, nothing but what the packages are meant to ship.
 // Flags: --tarball <file> reuses a packed kit.
@@ -97,11 +98,9 @@ try {
     join(consumer, 'src', 'db', 'schema.ts'),
   );
   const examples = extractExamples();
-  const platformFiles = [];
   for (const [i, ex] of examples.entries()) {
     const name = `example-${i}.ts`;
     writeFileSync(join(consumer, 'src', name), `// ${ex.from}\n${ex.code}\nexport {};\n`);
-    if (ex.code.includes("'store-app-kit/platform'")) platformFiles.push(name);
   }
   console.log(`check:package: ${examples.length} examples from README.md and docs/`);
   run(
@@ -110,24 +109,18 @@ try {
     consumer,
     'consumer install (no database driver, no driver @types)',
   );
-  // Pass 1: everything but the local platform, with neither driver's types installed.
-  typeCheck(consumer, { exclude: platformFiles.map((f) => `src/${f}`) }, 'main entry');
-  // Pass 2: the platform runs on SQLite, so its users install better-sqlite3 (and its types).
-  run(
-    'npm',
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--prefer-offline',
-      '--ignore-scripts',
-      '-D',
-      '@types/better-sqlite3',
-    ],
-    consumer,
-    'consumer install @types/better-sqlite3',
+  // Every example, the local platform's included, with neither driver's types installed.
+  typeCheck(consumer, {}, 'every example, no driver types');
+  // A consumer of store-app-kit/platform alone, without better-sqlite3 or its types: the
+  // platform runs on better-sqlite3, but its declarations must not need it (nor anything
+  // that is not one of our dependencies or peers) to compile.
+  writeFileSync(
+    join(consumer, 'platform-only.ts'),
+    "import { type Platform, startPlatform } from 'store-app-kit/platform';\n" +
+      'const platform: Platform = await startPlatform();\n' +
+      'await platform.close();\nexport {};\n',
   );
-  typeCheck(consumer, {}, 'with store-app-kit/platform');
+  typeCheck(consumer, { include: ['platform-only.ts'] }, 'store-app-kit/platform alone');
   console.log('check:package: ok');
 } finally {
   rmSync(work, { recursive: true, force: true });
@@ -183,10 +176,13 @@ function typeCheck(consumer, extra, what) {
 }
 
 /**
- * Every ```ts block that imports something is a complete example and must
- * compile. Free names an example leaves to the reader (`storeId`, `rawBody`)
- * are declared from an HTML comment just before the block:
- * <!-- check: declare const storeId: string; -->. `…` stands for elided code.
+ * Every ```ts (or ```typescript) block in the README and docs/, indented ones
+ * in lists included, is an example and must compile. Names an example leaves
+ * to the reader come from a prelude of the usual ones (`express`, `app`,
+ * `kit`, `storeApp`, `startPlatform`), each added only when the
+ * block neither imports nor declares it, plus an HTML comment just before the
+ * block: <!-- check: declare const storeId: string; -->. `…` stands for
+ * elided code. Signatures that are not code are fenced as ```text.
  */
 function extractExamples() {
   const files = [
@@ -201,14 +197,19 @@ function extractExamples() {
     let block = null;
     let prelude = '';
     for (const [n, line] of lines.entries()) {
-      const check = /^<!-- check: (.*) -->$/.exec(line);
+      const check = /^\s*<!-- check: (.*) -->$/.exec(line);
+      const fence = /^(\s*)```(\S*)\s*$/.exec(line);
       if (check) prelude = check[1];
-      else if (block === null && line === '```ts') block = { start: n + 1, body: [] };
-      else if (block !== null && line === '```') {
-        const code = block.body.join('\n');
-        if (/^import /m.test(code)) {
+      else if (block === null && fence) {
+        block = { start: n + 1, indent: fence[1].length, lang: fence[2], body: [] };
+      } else if (block !== null && fence && fence[2] === '') {
+        if (block.lang === 'ts' || block.lang === 'typescript') {
+          const code = block.body.map((l) => l.slice(block.indent)).join('\n');
           const body = code.replace(/\{ … \}/g, '{}').replace(/\/\/ …/g, '');
-          out.push({ from: `${file}:${block.start}`, code: `${prelude}\n${body}` });
+          out.push({
+            from: `${file}:${block.start}`,
+            code: `${defaults(body)}${prelude}\n${body}`,
+          });
         }
         block = null;
         prelude = '';
@@ -216,4 +217,22 @@ function extractExamples() {
     }
   }
   return out;
+}
+
+/** The usual free names of a docs example, each unless the example binds it itself. */
+function defaults(code) {
+  const binds = (name) =>
+    new RegExp(
+      `(import[^;]*\\b${name}\\b[^;]*from|(const|let|var|function|class)\\s+${name}\\b)`,
+    ).test(code);
+  const lines = [];
+  if (!binds('express')) lines.push("import express from 'express';");
+  const kitNames = ['storeApp'].filter((n) => !binds(n));
+  if (!binds('StoreAppKit')) kitNames.push('type StoreAppKit');
+  lines.push(`import { ${kitNames.join(', ')} } from 'store-app-kit';`);
+  if (!binds('startPlatform'))
+    lines.push("import { startPlatform } from 'store-app-kit/platform';");
+  if (!binds('app')) lines.push('declare const app: express.Express;');
+  if (!binds('kit')) lines.push('declare const kit: StoreAppKit;');
+  return `${lines.join('\n')}\n`;
 }

@@ -285,6 +285,9 @@ export async function createKit(
   const buildRouter = (): Router => {
     const r = Router();
     r.use(requestLogger(logger));
+    // Before anything can answer the admin's launch of a page: notices one that never
+    // reaches kit.authenticated() (a static index.html), to say so in the 401s that follow.
+    if (api.launchWatch) r.use(api.launchWatch.observe);
     // Webhooks before the session and the browser security headers: deliveries
     // come from the platform's servers, carry no cookie, and get JSON that no
     // browser renders (helmet's headers cost ~6% of a delivery for nothing).

@@ -8,13 +8,12 @@
  * refused, scopes grown), a page navigation is sent through the install and a
  * fetch/XHR call gets 401 JSON plus a header naming where to re-authorise.
  */
-import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import type { ClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
-import { escapeHtml, sendPage } from '../install/pages.js';
+import { sendPage, sendReauthorize } from '../install/pages.js';
 import { RefreshClientRejectedError } from '../refresh/errors.js';
 import type { TokenManager } from '../refresh/manager.js';
 import {
@@ -23,6 +22,7 @@ import {
   SESSION_REQUIRED,
   SESSION_TOKEN_INVALID,
 } from './errors.js';
+import type { LaunchWatch } from './launch-watch.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   isPlausibleStoreId,
@@ -74,6 +74,8 @@ export interface AuthenticatedDeps {
   sessionTokens: SessionTokenIssuer;
   /** Absent when the app is not embedded. */
   launch?: { param: string; verifier: LaunchVerifier };
+  /** Explains a 401 without a session when the admin's launch never reached us. */
+  launchWatch?: Pick<LaunchWatch, 'markHandled' | 'explain'>;
   /** Binds the browser session to a store (regenerating its id). */
   startSession?: (req: Request, storeId: string) => Promise<void>;
   /** Absolute URL of the install begin route (`{appUrl}/auth`). */
@@ -156,26 +158,9 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
       res.redirect(302, url);
       return;
     }
-    // Inside the admin's iframe the OAuth pages cannot load (they refuse framing):
-    // leave the frame. A nonce lets this one inline script run under a strict CSP.
-    const nonce = randomBytes(16).toString('base64');
-    const existing = res.getHeader('content-security-policy');
-    const frameAncestors =
-      typeof existing === 'string' ? /frame-ancestors[^;]*/.exec(existing)?.[0] : undefined;
-    res.set(
-      'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'` +
-        (frameAncestors ? `; ${frameAncestors}` : ''),
-    );
-    const safe = escapeHtml(url);
-    res
-      .status(200)
-      .type('html')
-      .send(
-        `<!doctype html><meta charset="utf-8"><title>Authorise the app</title>` +
-          `<p><a href="${safe}" target="_top">Continue to authorise the app</a></p>` +
-          `<script nonce="${nonce}">window.top.location.href=${JSON.stringify(url).replace(/</g, '\\u003c')};</script>`,
-      );
+    // Inside the admin's iframe the OAuth pages cannot load (they refuse framing): a styled
+    // page saying why, whose one button (or script) leaves the frame.
+    sendReauthorize(res, { url, code });
   }
 
   function unavailable(req: Request, res: Response, err: StoreAppError) {
@@ -359,6 +344,7 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
   async function authenticateFully(req: Request, res: Response, next: NextFunction): Promise<void> {
     let storeId: string | undefined;
     let authTime: number | undefined;
+    deps.launchWatch?.markHandled(req);
     try {
       const found = await findStore(req, res);
       if (found.handled) return;
@@ -391,7 +377,8 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
           res,
           isPlausibleStoreId(q) ? q : undefined,
           SESSION_REQUIRED,
-          'No app session: open the app from the store admin, or send an app session token.',
+          deps.launchWatch?.explain(req) ??
+            'No app session: open the app from the store admin, or send an app session token.',
         );
         return;
       }

@@ -16,6 +16,7 @@ import { createTokenManager, type RefreshLogger, type TokenManager } from '../re
 import type { ResolvedRefreshOptions } from '../refresh/options.js';
 import type { Storage } from '../storage/types.js';
 import { createAuthenticated, sessionTokenHandler } from './index.js';
+import { createLaunchWatch, type LaunchWatch } from './launch-watch.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
   createLaunchVerifier,
@@ -42,6 +43,8 @@ export interface ApiRuntime {
   start(): void;
   /** Stops the sweep and waits for a running pass. */
   close(): Promise<void>;
+  /** Embedded apps: notices admin launches answered without `authenticated()` (`kit.middleware()` mounts it). */
+  launchWatch?: LaunchWatch;
 }
 
 /** The resolved settings the runtime reads (a slice of the kit's configuration). */
@@ -117,6 +120,9 @@ export function createApiRuntime(
         }),
       }
     : undefined;
+  const launchWatch = launch
+    ? createLaunchWatch({ param: launch.param, logger: deps.logger })
+    : undefined;
   const authenticated = createAuthenticated({
     tokens,
     clients,
@@ -124,6 +130,7 @@ export function createApiRuntime(
     narrowerScopes: config.auth.narrowerScopes,
     sessionTokens,
     launch,
+    launchWatch,
     startSession: (req: Request, storeId: string) => startStoreSession(req, storeId),
     maxSessionAgeSeconds: config.session.maxAgeSeconds,
     beginUrl: config.auth.beginUrl,
@@ -148,6 +155,7 @@ export function createApiRuntime(
       tokens.invalidate(storeId);
       factory.forget(storeId);
     },
+    launchWatch,
     start: () => tokens.startSweep(),
     close: () => tokens.stopSweep(),
   };

@@ -43,7 +43,8 @@ export const sessionOptionsSchema = v.strictObject({
         return dataset.value as string[];
       }),
     ),
-    `no session secret is set; ${SECRET_FIX}`,
+    // required() says "is not set; " before this: only the fix here.
+    SECRET_FIX,
     { placeholderFix: SECRET_FIX },
   ),
   /**

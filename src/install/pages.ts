@@ -119,3 +119,53 @@ export function sendBreakout(res: Response, topUrl: string, frameAncestors: stri
     .type('html')
     .send(layout('Continue to install', body, nonce, 'info'));
 }
+
+/** What the merchant is told on the re-authorisation page, by the reason's code. */
+const REAUTHORIZE_REASONS: Record<string, { title: string; message: string }> = {
+  NOT_INSTALLED: {
+    title: 'Install the app to continue',
+    message:
+      'This app is not installed in this store, or it was uninstalled. Installing it again takes you to the store to approve its access.',
+  },
+  SCOPES_CHANGED: {
+    title: 'The app needs new permissions',
+    message:
+      'This app now needs access you have not granted yet. Review and approve the new permissions in the store to continue.',
+  },
+  REAUTHORIZATION_REQUIRED: {
+    title: 'Authorise the app again',
+    message:
+      "The store no longer accepts this app's access (it was revoked or has run out). Authorise the app again in the store to continue; nothing was lost.",
+  },
+  SESSION_REQUIRED: {
+    title: 'Sign in to the app again',
+    message:
+      'Your session with this app has ended or belongs to another store. Continue to sign in again through the store.',
+  },
+};
+
+/**
+ * The page an embedded app answers when it cannot act for the store: styled
+ * like the kit's other pages, it says why (`code`: not installed, scopes
+ * changed, access revoked, no session) and leaves the admin iframe in one
+ * click, since the authorize page refuses framing. It also tries to leave by
+ * script, which browsers may block without a click.
+ */
+export function sendReauthorize(res: Response, input: { url: string; code: string }): void {
+  const nonce = randomBytes(16).toString('base64');
+  const reason = REAUTHORIZE_REASONS[input.code] ?? {
+    title: 'Authorise the app again',
+    message: 'The app needs you to authorise it in the store before it can continue.',
+  };
+  const body = `<h1>${escapeHtml(reason.title)}</h1>
+<p>${escapeHtml(reason.message)}</p>
+<p><a class="button" id="go" href="${escapeHtml(input.url)}" target="_top">Continue</a></p>
+<p class="code">Reason: <code>${escapeHtml(input.code)}</code></p>
+<script nonce="${nonce}">(function () { var u = document.getElementById('go').href; try { window.top.location.href = u; } catch (e) { /* the button stays */ } })();</script>`;
+  res
+    .status(200)
+    .set('Cache-Control', 'no-store')
+    .set('Content-Security-Policy', pageCsp(res, nonce, true))
+    .type('html')
+    .send(layout(reason.title, body, nonce, 'info'));
+}

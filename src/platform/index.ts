@@ -36,7 +36,7 @@ import { createApiGuard } from './auth/guard.js';
 import { createAuthRouter, type TokenStats } from './auth/router.js';
 import { createTokenService, type TokenService } from './auth/tokens.js';
 import { createClock } from './clock.js';
-import { openPlatformDb } from './db/index.js';
+import { openPlatformDb } from './db/open.js';
 import {
   AuthorizeRequestError,
   PLATFORM_NOT_INSTALLED,

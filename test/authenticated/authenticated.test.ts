@@ -341,6 +341,47 @@ describe('when the app cannot act for the store', () => {
     expect(res.headers['content-security-policy']).toContain(`'nonce-${nonce}'`);
   });
 
+  it('inside the iframe, the reauthorisation page is styled, says why and leaves in one click', async () => {
+    const iframe = { ...navigate, 'sec-fetch-dest': 'iframe' };
+    const page = async (agent: ReturnType<typeof request.agent>, storeId?: string) => {
+      const res = await agent.get(`/page${storeId ? `?store_id=${storeId}` : ''}`).set(iframe);
+      expect(res.status).toBe(200);
+      const csp = res.headers['content-security-policy'] as string;
+      const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+      // The kit's stylesheet and its one script, allowed by this response's nonce only.
+      expect(csp).toContain(`style-src 'nonce-${nonce}'`);
+      expect(res.text).toContain(`<style nonce="${nonce}">`);
+      expect(res.text).toContain(`<script nonce="${nonce}">`);
+      // One click: a real button-styled link that opens the install at top level.
+      const button = /<a class="button" id="go" href="([^"]+)" target="_top">Continue<\/a>/.exec(
+        res.text,
+      );
+      expect(button?.[1]?.replace(/&#38;/g, '&')).toBe(
+        `${APP_URL}/auth${storeId ? `?store_id=${storeId}` : ''}`,
+      );
+      return res.text;
+    };
+    // Not installed (uninstalled and purged).
+    const gone = await fx.install();
+    const goneAgent = request.agent(buildApp());
+    await goneAgent.get(`/test-login?store_id=${gone.storeId}`).expect(200);
+    await fx.storage.purge(gone.storeId, { tables: [] });
+    expect(await page(goneAgent, gone.storeId)).toContain('not installed in this store');
+    // Scopes grown since the install.
+    const narrow = await fx.install({ scopes: ['read_products'] });
+    const wideAgent = request.agent(buildApp({ scopes: ['read_products', 'read_orders'] }));
+    await wideAgent.get(`/test-login?store_id=${narrow.storeId}`).expect(200);
+    expect(await page(wideAgent, narrow.storeId)).toContain('needs access you have not granted');
+    // The grant revoked (a refresh refused for good).
+    const revoked = await fx.install();
+    const revokedAgent = request.agent(buildApp());
+    await revokedAgent.get(`/test-login?store_id=${revoked.storeId}`).expect(200);
+    await fx.storage.installations.markNeedsReauth(revoked.storeId);
+    expect(await page(revokedAgent, revoked.storeId)).toContain('no longer accepts');
+    // No session at all.
+    expect(await page(request.agent(buildApp()))).toContain('Your session with this app has ended');
+  });
+
   it('uninstalled (purged) and needsReauth send the merchant through the install', async () => {
     const a = await fx.install();
     const b = await fx.install();

@@ -289,6 +289,14 @@ describe('environment variables in messages', () => {
     expect(err.message).not.toContain('env-secret-0123456789');
   });
 
+  it('a missing session secret is reported once, with the fix', () => {
+    const { STORE_APP_SESSION_SECRET: _, ...rest } = ENV;
+    const err = problem(() => resolveConfig({}, rest));
+    expect(err.setting).toBe('STORE_APP_SESSION_SECRET');
+    expect(err.message).toContain('is not set; set STORE_APP_SESSION_SECRET to a random string');
+    expect(err.message).not.toMatch(/not set.*not set|no session secret is set/);
+  });
+
   it('an unrelated STORE_APP_ variable is left alone', () => {
     expect(resolveConfig({}, { ...ENV, STORE_APP_LONG_TESTS: '1' }).oauth.clientId).toBe('app_env');
   });

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppRegistry } from '../../src/platform/apps.js';
 import { queryMap, validateAuthorizeRequest } from '../../src/platform/auth/authorize.js';
-import { openPlatformDb } from '../../src/platform/db/index.js';
+import { openPlatformDb } from '../../src/platform/db/open.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { pkce, REDIRECT } from './helpers.js';
 

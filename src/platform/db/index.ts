@@ -1,50 +1,16 @@
 /**
- * The local platform's database: Drizzle over better-sqlite3, in memory by
- * default or a file (`--db`). Two migration sets, each owned by one side of the
- * platform: `migrations/platform-store` (stores and their resources) then
- * `migrations/platform-auth` (apps, codes, tokens, installs, deliveries).
+ * The type the platform's modules share for its database. Drizzle's
+ * driver-neutral SQLite type, not `BetterSQLite3Database`: the declarations of
+ * `store-app-kit/platform` reach this file, and a consumer compiling with
+ * `skipLibCheck: false` must not need `@types/better-sqlite3` (not one of our
+ * dependencies) for them. Opening the database: `./open.ts`.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
-import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 
-export type PlatformDb = BetterSQLite3Database;
-
-export interface PlatformDatabase {
-  db: PlatformDb;
-  sqlite: Database.Database;
-  close(): void;
+/** What a better-sqlite3 statement's `run()` answers (the same shape as its `RunResult`). */
+export interface PlatformRunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
 }
 
-// src/platform/db and dist/platform/db are both three levels below the package root.
-const MIGRATIONS_ROOT = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  '..',
-  'migrations',
-);
-
-const MIGRATION_SETS = [
-  { folder: 'platform-store', table: '__platform_store_migrations' },
-  { folder: 'platform-auth', table: '__platform_auth_migrations' },
-] as const;
-
-/** Opens (and migrates) the platform database. `file` undefined or ':memory:' keeps it in memory. */
-export function openPlatformDb(file?: string): PlatformDatabase {
-  const sqlite = new Database(file ?? ':memory:');
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = drizzle(sqlite);
-  for (const set of MIGRATION_SETS) {
-    const folder = join(MIGRATIONS_ROOT, set.folder);
-    if (existsSync(join(folder, 'meta', '_journal.json'))) {
-      migrate(db, { migrationsFolder: folder, migrationsTable: set.table });
-    }
-  }
-  return { db, sqlite, close: () => sqlite.close() };
-}
+export type PlatformDb = BaseSQLiteDatabase<'sync', PlatformRunResult>;

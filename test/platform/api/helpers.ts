@@ -7,7 +7,7 @@ import express from 'express';
 import supertest from 'supertest';
 import { createResourceRouter, createStore } from '../../../src/platform/api/index.js';
 import { type AdjustableClock, createClock } from '../../../src/platform/clock.js';
-import { openPlatformDb, type PlatformDatabase } from '../../../src/platform/db/index.js';
+import { openPlatformDb, type PlatformDatabase } from '../../../src/platform/db/open.js';
 import type { Platform } from '../../../src/platform/index.js';
 import { SCOPE_NAMES } from '../../../src/platform/scopes.js';
 import { install } from '../helpers.js';
