@@ -320,6 +320,8 @@ export function resolveConfig(
       beforeInstall: o.auth.beforeInstall,
       afterInstall: o.auth.afterInstall,
       narrowerScopes: o.auth.narrowerScopes,
+      maxCallbacksPerSourcePerMinute: o.auth.maxCallbacksPerSourcePerMinute,
+      maxExchangesInFlight: o.auth.maxExchangesInFlight,
     },
     storage: o.storage,
     session: {

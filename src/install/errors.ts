@@ -29,6 +29,8 @@ export const INSTALL_ERROR_CODES = {
   STORAGE_UNAVAILABLE: 'STORAGE_UNAVAILABLE',
   /** The merchant granted fewer scopes than the app needs, and `auth.narrowerScopes` is 'refuse' (403). */
   SCOPES_NOT_GRANTED: 'INSTALL_SCOPES_NOT_GRANTED',
+  /** Too many install callbacks from this address, or exchanges in flight (429, Retry-After). */
+  RATE_LIMITED: 'INSTALL_RATE_LIMITED',
   /** beforeInstall or afterInstall threw (500). */
   HOOK_FAILED: 'INSTALL_HOOK_FAILED',
 } as const;

@@ -79,6 +79,21 @@ export const authRouteOptionsSchema = v.strictObject({
     v.picklist(['refuse', 'record'], "must be 'refuse' or 'record'."),
     'refuse',
   ),
+  /**
+   * Install callbacks one client address (`req.ip`; an IPv6 /64) may bring to
+   * the state and code claims and the token exchange per minute; past it the
+   * callback answers 429 with `Retry-After`, before any row is written or the
+   * platform is called. Behind a proxy set Express's `trust proxy`, or every
+   * merchant shares the proxy's address.
+   * @default 20
+   */
+  maxCallbacksPerSourcePerMinute: v.optional(integer(1, 10_000), 20),
+  /**
+   * Token exchanges (with their claims) in flight at once in this process;
+   * past it the callback answers 429 with `Retry-After: 1`.
+   * @default 16
+   */
+  maxExchangesInFlight: v.optional(integer(1, 10_000), 16),
 });
 
 /** Install routes and hooks (`options.auth`). */
@@ -96,4 +111,6 @@ export interface ResolvedAuthRouteOptions {
   beforeInstall: BeforeInstallHook | undefined;
   afterInstall: AfterInstallHook | undefined;
   narrowerScopes: 'refuse' | 'record';
+  maxCallbacksPerSourcePerMinute: number;
+  maxExchangesInFlight: number;
 }

@@ -22,6 +22,7 @@ import { createState } from '../oauth/state.js';
 import { requestToken } from '../oauth/token-endpoint.js';
 import type { Storage } from '../storage/types.js';
 import { ATTR, annotateActive, recordError, SPAN, spanHandler } from '../telemetry/index.js';
+import { createCallbackLimits } from './callback-limits.js';
 import { INSTALL_ERROR_CODES as E } from './errors.js';
 import type { ResolvedAuthRouteOptions } from './options.js';
 import { type PageInput, sendBreakout, sendPage as showPage } from './pages.js';
@@ -99,6 +100,10 @@ export function createInstallRoutes(deps: InstallRoutesDeps, router: Router = Ro
   const { config, storage } = deps;
   const ancestors = frameAncestors(config.embedded);
   const pending = createPendingInstallCookie(config.session.secret);
+  const limits = createCallbackLimits({
+    perSourcePerMinute: config.auth.maxCallbacksPerSourcePerMinute,
+    inFlight: config.auth.maxExchangesInFlight,
+  });
   const cookieOpts = {
     httpOnly: true,
     // Top-level cookie: Lax is sent on the platform's redirect back to us.
@@ -305,6 +310,29 @@ export function createInstallRoutes(deps: InstallRoutesDeps, router: Router = Ro
         retryUrl: beginUrlFor(queryStore),
       });
       return;
+    }
+
+    // Anyone can get a valid entry from GET /auth: bound what its callbacks cost (claim
+    // rows, token requests under our client credentials) before any of it happens.
+    if (entry) {
+      const slot = limits.take(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+      if ('retryAfterSeconds' in slot) {
+        l.warn(
+          { event: 'install.rate_limited', retryAfterSeconds: slot.retryAfterSeconds },
+          'install: callback refused (too many from this address, or exchanges in flight)',
+        );
+        // The cookie is left as it is: the same install may come back after Retry-After.
+        res.set('Retry-After', String(slot.retryAfterSeconds));
+        sendPage(res, {
+          status: 429,
+          code: E.RATE_LIMITED,
+          title: 'Too many attempts',
+          message: `The app is handling too many installs right now. Please try again in ${slot.retryAfterSeconds} seconds.`,
+          retryUrl: beginUrlFor(entry.storeId ?? queryStore),
+        });
+        return;
+      }
+      res.once('close', slot.release);
     }
 
     // The entry came out of this browser's encrypted cookie (so the install was begun
