@@ -217,6 +217,7 @@ export async function createKit(
     encryptionKeys: config.storage.encryptionKeys,
     migrate: config.storage.migrate,
     pool: { max: config.storage.poolMax },
+    timeoutMs: config.storage.timeoutMs,
     logger: logger.child({ component: 'storage' }),
   });
   closers.push(() => storage.close());

@@ -88,7 +88,7 @@ export type StorageFailureReason =
   | 'unknown';
 
 /** Seconds a client is told to wait (`Retry-After`) after a 503 for storage. */
-export const STORAGE_RETRY_AFTER_SECONDS = 2;
+export const STORAGE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The database failed or could not be reached. Never turned into "not found":
@@ -101,6 +101,7 @@ export class StorageError extends StoreAppError<typeof STORAGE_UNAVAILABLE> {
     message: string,
     context: ErrorContext & { reason?: StorageFailureReason | undefined } = {},
   ) {
+    // (Retry-After: STORAGE_RETRY_AFTER_SECONDS on every 503 the kit answers for it.)
     const { reason, ...rest } = context;
     super(STORAGE_UNAVAILABLE, message, { status: 503, ...rest });
     this.reason = reason ?? 'unknown';
@@ -134,4 +135,13 @@ export class DriverMissingError extends StoreAppError<typeof DRIVER_MISSING> {
     this.dialect = dialect;
     this.packageName = packageName;
   }
+}
+
+/** True when `err` (or an error it wraps) is a storage failure. */
+export function isStorageFailure(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof StoreAppError && e.code === STORAGE_UNAVAILABLE) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

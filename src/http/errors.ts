@@ -6,7 +6,7 @@
  */
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { StoreAppError } from '../errors/index.js';
+import { STORAGE_RETRY_AFTER_SECONDS, StoreAppError } from '../errors/index.js';
 import { sendPage } from '../install/pages.js';
 import { recordError } from '../telemetry/index.js';
 
@@ -26,6 +26,7 @@ export function kitErrorHandler(logger: Logger): ErrorRequestHandler {
     const message = storageDown
       ? 'The app could not reach its database. Please try again in a moment.'
       : 'Something went wrong in the app. Please try again.';
+    if (storageDown) res.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
     if (req.accepts(['html', 'json']) === 'json') {
       res.status(status).set('Cache-Control', 'no-store').json({ code, message });
       return;

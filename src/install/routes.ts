@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
-import { StoreAppError } from '../errors/index.js';
+import { STORAGE_RETRY_AFTER_SECONDS, StoreAppError } from '../errors/index.js';
 import { storeLogger } from '../http/logger.js';
 import type { ResolvedHttpOptions } from '../http/options.js';
 import { normalizeRedirectTarget } from '../http/redirect-target.js';
@@ -179,6 +179,7 @@ export function createInstallRoutes(deps: InstallRoutesDeps, router: Router = Ro
 
   function storageDown(res: Response, err: unknown, retryUrl: string): void {
     log(res).error({ err }, 'install: database unavailable');
+    res.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
     sendPage(res, {
       status: 503,
       code: E.STORAGE_UNAVAILABLE,

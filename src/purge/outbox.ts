@@ -6,6 +6,8 @@
  * the app starts again after a crash. Every instance on the database works
  * the same outbox; the purge itself is idempotent and atomic.
  */
+
+import { createOutageBackoff } from '../background/outage-backoff.js';
 import { StoreAppError } from '../errors/index.js';
 import type { PendingPurge, PendingPurgeRepository } from '../storage/types.js';
 import type { MinimalLogger } from '../webhooks/types.js';
@@ -53,6 +55,8 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const running = new Map<string, Promise<boolean>>();
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<unknown> | undefined;
+  // A database that fails pauses the passes (doubling) instead of a full pass every poll.
+  const outage = createOutageBackoff({ baseMs: pollMs, maxMs: Math.max(pollMs, 60_000) });
 
   async function attempt(entry: PendingPurge): Promise<boolean> {
     const ids = { storeId: entry.storeId, eventId: entry.eventId };
@@ -101,14 +105,22 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   }
 
   function tick(): void {
-    if (pass) return;
+    if (pass || !outage.ready()) return;
     pass = runDue()
-      .catch((err: unknown) => {
-        logger?.warn(
-          { event: 'purge.outbox_unavailable', errorCode: errorCode(err) },
-          'could not read the purge outbox; will try again',
-        );
-      })
+      .then(
+        () => outage.record(undefined),
+        (err: unknown) => {
+          outage.record(err);
+          logger?.warn(
+            {
+              event: 'purge.outbox_unavailable',
+              errorCode: errorCode(err),
+              failures: outage.failures(),
+            },
+            'could not read the purge outbox; will try again with backoff',
+          );
+        },
+      )
       .finally(() => {
         pass = undefined;
       });

@@ -13,6 +13,7 @@
  *   path reads neither the database nor the platform while a token is good.
  */
 import { randomUUID } from 'node:crypto';
+import { createOutageBackoff } from '../background/outage-backoff.js';
 import { createLru } from '../cache/lru.js';
 import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
@@ -679,10 +680,20 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       if (sweepTimer || options.sweepIntervalMs === 0) return;
       stopping = new AbortController();
       const { signal } = stopping;
+      // A failing database pauses the sweep (doubling) instead of a pass every tick.
+      const outage = createOutageBackoff({
+        baseMs: options.sweepIntervalMs,
+        maxMs: Math.max(options.sweepIntervalMs, 10 * 60_000),
+      });
       sweepTimer = setInterval(() => {
-        if (sweeping) return;
+        if (sweeping || !outage.ready()) return;
         sweeping = sweep(signal)
+          .then((r) => {
+            outage.record(undefined);
+            return r;
+          })
           .catch((err) => {
+            outage.record(err);
             logger?.error(
               { code: err instanceof StoreAppError ? err.code : undefined },
               'Background token sweep failed; will try again.',

@@ -16,6 +16,12 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError, DriverMissingError, StorageError, StoreAppError } from '../errors/index.js';
+import {
+  DEFAULT_STORAGE_TIMEOUT_MS,
+  deadlineError,
+  watchedTransaction,
+  withDeadline,
+} from './deadline.js';
 import { classifyStorageFailure, driverCode, storageFailureMessage } from './error-causes.js';
 import { createGroupCommit } from './group-commit.js';
 import type { AnyDrizzle, Dialect } from './types.js';
@@ -81,6 +87,12 @@ export interface DialectAdapter {
 
 export interface AdapterOptions {
   pool?: { max?: number };
+  /**
+   * Deadline of one storage operation on the request path (pool wait,
+   * connect, statement, lock wait; each wait inside a transaction), in ms.
+   * @default DEFAULT_STORAGE_TIMEOUT_MS (2000)
+   */
+  timeoutMs?: number;
   /** SQLite busy_timeout in ms (validated by createStorage). */
   sqliteBusyTimeoutMs?: number;
   logger?: Logger | undefined;
@@ -374,8 +386,14 @@ export async function openAdapter(
 type SqliteDriver = Awaited<ReturnType<typeof loadSqliteDriver>>;
 type PostgresDriver = Awaited<ReturnType<typeof loadPostgresDriver>>;
 
-/** How long a SQLite statement waits for another process's write lock before SQLITE_BUSY. */
-export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
+/**
+ * How long a SQLite statement waits for another process's write lock before
+ * SQLITE_BUSY: the storage deadline, so a held lock answers 503 in time.
+ */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = DEFAULT_STORAGE_TIMEOUT_MS;
+
+/** VACUUM / OPTIMIZE after a purge: maintenance, not bounded by the request deadline. */
+export const MAINTENANCE_TIMEOUT_MS = 10 * 60_000;
 
 function openSqliteFile(
   Driver: SqliteDriver['Database'],
@@ -423,6 +441,22 @@ function openSqlite(
   const db = driver.drizzle(sqlite);
   const lock = acquireFileLock(filename);
   const { withLock } = lock;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS;
+  /**
+   * The in-process lock, bounded: statements block the event loop while
+   * SQLite waits for another process's lock (busy_timeout), so callers queue
+   * here; one that waited past the deadline fails without running instead of
+   * adding its own wait to the pile.
+   */
+  function withLockBy<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const queued = performance.now();
+    return withLock(() => {
+      if (timeoutMs > 0 && performance.now() - queued > timeoutMs) {
+        throw deadlineError(what, timeoutMs);
+      }
+      return fn();
+    });
+  }
   const current = new AsyncLocalStorage<TxContext<Db>>();
   let savepoints = 0;
 
@@ -435,7 +469,7 @@ function openSqlite(
         throw storageError(what, err);
       }
     };
-    return inTx ? call() : withLock(call);
+    return inTx ? call() : withLockBy(what, call);
   }
 
   function exec(statement: string) {
@@ -510,7 +544,7 @@ function openSqlite(
         throw isUnavailableError(err) ? storageError('transaction', err) : err;
       }
     }
-    return withLock(async () => {
+    return withLockBy('transaction', async () => {
       // IMMEDIATE takes the write lock now, so two processes serialise here
       // (busy_timeout) instead of failing at their first write.
       exec('BEGIN IMMEDIATE');
@@ -588,10 +622,17 @@ function openPostgres(
   url: string,
   options: AdapterOptions,
 ): DialectAdapter {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS;
   const pool = new driver.pg.Pool({
     connectionString: url,
     max: options.pool?.max ?? 10,
-    connectionTimeoutMillis: 5000,
+    // Pool wait and connect (a server that accepts TCP but never answers).
+    connectionTimeoutMillis: timeoutMs,
+    // Client side, so a silent network is bounded too: the pool then drops the client.
+    query_timeout: timeoutMs,
+    // Server side: a row or table lock held by another transaction.
+    lock_timeout: timeoutMs,
+    keepAlive: true,
   });
   // A connection the server drops (restart, failover, idle-in-transaction
   // timeout) must not crash the process. The pool only listens on idle
@@ -613,14 +654,18 @@ function openPostgres(
 
   async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
     try {
-      return await fn((activeTx(current)?.tx ?? db) as unknown as Db);
+      return await withDeadline(what, timeoutMs, () =>
+        fn((activeTx(current)?.tx ?? db) as unknown as Db),
+      );
     } catch (err) {
       throw storageError(what, err);
     }
   }
 
   const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> =>
-    driverTransaction(current, db, fn);
+    activeTx(current)
+      ? driverTransaction(current, db, fn)
+      : watchedTransaction(timeoutMs, () => driverTransaction(current, db, fn));
 
   return {
     dialect: 'postgres',
@@ -636,7 +681,11 @@ function openPostgres(
       // run in a transaction, so this runs after the purge commits.
       const list = tables.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
       try {
-        await pool.query(`VACUUM ${list}`);
+        // Maintenance, not the request path: VACUUM may take longer than the deadline.
+        await pool.query({
+          text: `VACUUM ${list}`,
+          query_timeout: MAINTENANCE_TIMEOUT_MS,
+        } as unknown as pg.QueryConfig);
         return true;
       } catch (err) {
         options.logger?.warn(
@@ -647,10 +696,17 @@ function openPostgres(
       }
     },
     async migrate() {
-      let client: pg.PoolClient;
+      // Its own connection without the request-path deadlines: a migration
+      // (or waiting for another instance's) may take longer.
+      const client: pg.Client = new driver.pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: Math.max(timeoutMs, 5000),
+      });
+      client.on('error', onClientError);
       try {
-        client = await pool.connect();
+        await client.connect();
       } catch (err) {
+        await client.end().catch(() => undefined);
         throw storageError('connecting to Postgres', err);
       }
       try {
@@ -668,7 +724,7 @@ function openPostgres(
       } catch (err) {
         throw storageError('applying Postgres migrations', err);
       } finally {
-        client.release();
+        await client.end().catch(() => undefined);
       }
       options.logger?.debug({ dialect: 'postgres' }, 'store-app-kit migrations applied');
     },

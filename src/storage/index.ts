@@ -6,9 +6,10 @@
 import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
-import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, openAdapter } from './adapter.js';
+import { openAdapter } from './adapter.js';
 import { type BuiltinStorageAdapter, createBuiltinAdapter } from './builtin.js';
 import type { StorageAdapter } from './contract.js';
+import { DEFAULT_STORAGE_TIMEOUT_MS } from './deadline.js';
 import { sealStorage } from './sealed.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';
@@ -53,12 +54,20 @@ export interface StorageOptions {
      */
     max?: number;
   };
+  /**
+   * Deadline of one storage operation, in ms: pool wait and connect,
+   * each statement, lock waits, and each wait inside a transaction. Past it
+   * the operation fails with StorageError (reason `timeout`; 503 with
+   * Retry-After on the kit's routes). Keep it below your HTTP timeouts.
+   * @default 2000
+   */
+  timeoutMs?: number;
   /** SQLite settings (ignored for Postgres). */
   sqlite?: {
     /**
      * How long a statement waits for another process's write lock before the
      * operation fails with StorageError (503), in milliseconds.
-     * @default 5000
+     * @default storage.timeoutMs (2000)
      */
     busyTimeoutMs?: number;
   };
@@ -74,7 +83,7 @@ export interface StorageOptions {
  * StorageAdapter the kit seals (also what `store-app-kit/testing` runs).
  */
 export async function openBuiltinAdapter(
-  options: Pick<StorageOptions, 'databaseUrl' | 'pool' | 'sqlite' | 'logger'> & {
+  options: Pick<StorageOptions, 'databaseUrl' | 'pool' | 'sqlite' | 'logger' | 'timeoutMs'> & {
     databaseUrl: string;
   },
 ): Promise<BuiltinStorageAdapter> {
@@ -83,7 +92,15 @@ export async function openBuiltinAdapter(
   if (!Number.isInteger(maxPool) || maxPool < 1) {
     throw new ConfigError('storage.pool.max', 'must be a whole number of at least 1');
   }
-  const busyTimeoutMs = options.sqlite?.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) {
+    throw new ConfigError(
+      'storage.timeoutMs',
+      'must be a whole number of milliseconds from 100 to 600000',
+    );
+  }
+  // The lock wait is part of the deadline unless set on its own.
+  const busyTimeoutMs = options.sqlite?.busyTimeoutMs ?? timeoutMs;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 600_000) {
     throw new ConfigError(
       'storage.sqlite.busyTimeoutMs',
@@ -92,6 +109,7 @@ export async function openBuiltinAdapter(
   }
   const dialect = await openAdapter(target, {
     pool: { max: maxPool },
+    timeoutMs,
     sqliteBusyTimeoutMs: busyTimeoutMs,
     logger: options.logger,
   });

@@ -115,6 +115,15 @@ export const storageOptionsSchema = v.pipe(
      */
     migrate: v.optional(boolean(), true),
     /**
+     * Deadline of one storage operation, in milliseconds: pool wait and
+     * connect, each statement, lock waits (Postgres `lock_timeout`, InnoDB
+     * `innodb_lock_wait_timeout`, SQLite `busy_timeout`) and each wait inside
+     * a transaction. Past it the request answers 503 `STORAGE_UNAVAILABLE`
+     * with `Retry-After`; background work backs off.
+     * @default 2000
+     */
+    timeoutMs: v.optional(integer(100, 600_000), 2000),
+    /**
      * Postgres / MySQL pool settings (ignored for SQLite): `max`, the most connections
      * open at once (default 10).
      */
@@ -136,6 +145,7 @@ export const storageOptionsSchema = v.pipe(
       encryptionKeys: o.encryptionKeys,
       migrate: o.migrate,
       poolMax: o.pool.max,
+      timeoutMs: o.timeoutMs,
       adapter: o.adapter,
     }),
   ),
@@ -151,6 +161,8 @@ export interface ResolvedStorageOptions {
   encryptionKeys: string[];
   migrate: boolean;
   poolMax: number;
+  /** Deadline of one storage operation, in ms. */
+  timeoutMs: number;
   /** The app's own adapter; undefined for the built-in storage. */
   adapter: StorageAdapter | undefined;
 }

@@ -12,7 +12,12 @@
  * when a handler fails (so the platform retries).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ConfigError } from '../errors/index.js';
+import {
+  ConfigError,
+  isStorageFailure,
+  STORAGE_RETRY_AFTER_SECONDS,
+  STORAGE_UNAVAILABLE,
+} from '../errors/index.js';
 import { recordError } from '../telemetry/index.js';
 import {
   SIGNATURE_MISMATCH,
@@ -158,6 +163,16 @@ export function createWebhookReceiver(deps: {
         return sendError(res, first.error.status ?? 400, first.error.code, first.error.message);
       }
       logFailure(logger, event, first.error, false);
+      if (isStorageFailure(first.error)) {
+        // Nothing was recorded: the platform retries (after Retry-After).
+        res.setHeader('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+        return sendError(
+          res,
+          503,
+          STORAGE_UNAVAILABLE,
+          'The app could not reach its database; retry later',
+        );
+      }
       return sendError(
         res,
         500,
