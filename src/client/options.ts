@@ -95,7 +95,7 @@ export const clientOptionsSchema = v.pipe(
      * most; beyond it the least recently used store's are dropped (rebuilt on its
      * next call, which then probes its rate-limit window again). A store with
      * calls in flight, queued, or waiting out a 429 is never dropped. About
-     * 9 KB per store (docs/architecture.md, "Where per-store state lives").
+     * 7.5 KB per store (docs/architecture.md, "Where per-store state lives").
      * @default 1000
      */
     cacheMaxStores: v.optional(integer(1), 1_000),

@@ -1,0 +1,369 @@
+// Scale (issue 24): how an app instance behaves with N installed stores, for
+// N = 1,000, 10,000 and 100,000, on a SQLite file and on Postgres.
+//
+// Seeding is fast, not N browser installs: the local platform's programmatic
+// API creates each store and approves the install (`approveInstall`), the
+// token exchange is one POST per store (16 at a time), and the tokens are
+// sealed with the kit's cipher into the kit's installations table, 500 rows
+// per transaction (see `seed`).
+// Then, each in fresh processes on the shared database (bench/workers/scale-worker.js):
+//   - start-up: storeApp() and its middleware with N installations stored;
+//   - heap and RSS after a full GC, before and after every store made one API
+//     call (kit.client(id).products.list({ limit: 1 }), 32 at a time);
+//   - the time to refresh all N tokens when all are due at once, with the
+//     kit's default refresh options, on one instance and on three (the lease
+//     shares the work: refreshes must add up to N, lost leases are reported);
+//   - the time to purge a burst of 1,000 stores (kit.purge, 16 at a time).
+// Every figure has its ratio to the smallest N of the run.
+//
+// `npm run build`, then `node --expose-gc bench/suites/scale.js`
+// (or `npm run bench -- scale`). SCALE_SIZES=1000,10000 picks the sizes
+// (BENCH_QUICK=1: 1000 only, the CI size); SCALE_DIALECTS=sqlite picks the databases;
+// SCALE_PHASES=memory leaves out the two refresh runs.
+import { fork } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { createTokenCipher, generateKey } from '../../dist/crypto/index.js';
+import { startPlatform } from '../../dist/platform/index.js';
+import { createStorage } from '../../dist/storage/index.js';
+import * as postgresSchema from '../../dist/storage/schema/postgres.js';
+import * as sqliteSchema from '../../dist/storage/schema/sqlite.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const workerScript = join(here, '..', 'workers', 'scale-worker.js');
+const quick = process.env.BENCH_QUICK === '1';
+const sizes = (process.env.SCALE_SIZES ?? (quick ? '1000' : '1000,10000,100000'))
+  .split(',')
+  .map(Number);
+const dialects = (process.env.SCALE_DIALECTS ?? 'sqlite,postgres').split(',');
+// SCALE_PHASES=memory: seeding, start-up, heap/RSS and the purge burst only (no refresh runs).
+const memoryOnly = process.env.SCALE_PHASES === 'memory';
+const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const APP_URL = 'http://127.0.0.1:9';
+const REDIRECT_URI = `${APP_URL}/auth/callback`;
+const SEED_CONCURRENCY = 16;
+const CALL_CHUNK = 5_000;
+const PURGE_BURST = 1_000;
+const MB = 1024 * 1024;
+
+async function pool(items, concurrency, fn) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
+/** Rows written to the kit's installations table per transaction while seeding. */
+const SEED_BATCH = 500;
+
+/**
+ * N installed stores: the platform creates each store and approves its
+ * install (programmatic API), one token exchange per store (16 at a time);
+ * the kit's rows are sealed with the kit's token cipher and written in
+ * batches into its installations table (one transaction per 500 rows, where
+ * `installations.upsert` would fsync once per store).
+ */
+async function seed(platform, app, storage, dialect, encryptionKey, n) {
+  const cipher = createTokenCipher([encryptionKey]);
+  const table = (dialect === 'sqlite' ? sqliteSchema : postgresSchema).installations;
+  const ids = [];
+  for (let i = 0; i < n; i++) ids.push(platform.createStore({ seed: false }).storeId);
+  let pending = [];
+  const flush = async () => {
+    const rows = pending;
+    pending = [];
+    if (rows.length === 0) return;
+    if (dialect === 'sqlite') storage.db.transaction((tx) => tx.insert(table).values(rows).run());
+    else await storage.db.insert(table).values(rows);
+  };
+  await pool(ids, SEED_CONCURRENCY, async (storeId) => {
+    // A keep-alive socket the platform closes as we send is a reset: install again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await installOne(storeId);
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
+    }
+  });
+  async function installOne(storeId) {
+    const verifier = randomBytes(32).toString('base64url');
+    const authorize = new URL(`${platform.authUrl}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      client_id: app.clientId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'read_products',
+      state: 'scale',
+      response_type: 'code',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      store_id: storeId,
+    }).toString();
+    const code = new URL(
+      platform.approveInstall({ authorizeUrl: authorize.toString(), storeId }),
+    ).searchParams.get('code');
+    const res = await fetch(`${platform.authUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'authorization_code',
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+      }),
+    });
+    if (!res.ok) throw new Error(`token exchange failed: ${res.status}`);
+    const t = await res.json();
+    const now = new Date();
+    pending.push({
+      storeId,
+      scopes: t.scope.split(',').join(' '),
+      accessTokenEnc: await cipher.encrypt(t.access_token, storeId),
+      refreshTokenEnc: await cipher.encrypt(t.refresh_token, storeId),
+      keyId: cipher.currentKid,
+      accessExpiresAt: new Date(now.getTime() + t.expires_in * 1000),
+      installedAt: now,
+      updatedAt: now,
+      version: 1,
+      needsReauth: false,
+      platformInstalledAt: now,
+    });
+    if (pending.length >= SEED_BATCH) await flush();
+  }
+  await flush();
+  // The rows read back through the kit's storage, as the app will read them.
+  const probe = await storage.installations.get(ids[0]);
+  if (probe?.scopes[0] !== 'read_products') throw new Error('seeded rows unreadable');
+  return ids;
+}
+
+/** Every installation's token expires in 120 s: inside the 300 s window, all at once. */
+async function makeAllDue(storage, dialect) {
+  const at = Date.now() + 120_000;
+  if (dialect === 'sqlite') {
+    storage.db.run(sql`UPDATE store_app_installations SET access_expires_at = ${at}`);
+  } else {
+    await storage.db.execute(
+      sql`UPDATE store_app_installations SET access_expires_at = ${new Date(at).toISOString()}::timestamptz`,
+    );
+  }
+}
+
+function startWorker(config) {
+  const child = fork(workerScript, [], {
+    env: { ...process.env, SAK_SCALE_WORKER: JSON.stringify(config) },
+    execArgv: ['--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`scale worker exited with ${code}`)));
+  });
+  return { child, ready };
+}
+
+function ask(child, message) {
+  return new Promise((resolve) => {
+    child.once('message', resolve);
+    child.send(message);
+  });
+}
+
+async function stop(child) {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.send({ cmd: 'close' });
+  await exited;
+}
+
+async function refreshAll(platform, config, storage, dialect, instances) {
+  await makeAllDue(storage, dialect);
+  const workers = Array.from({ length: instances }, () =>
+    startWorker({ ...config, role: 'refresh' }),
+  );
+  await Promise.all(workers.map((w) => w.ready));
+  const calls = platform.stats().tokenRequests.refresh_token;
+  const t = performance.now();
+  const results = await Promise.all(workers.map((w) => ask(w.child, { cmd: 'sweep' })));
+  const ms = performance.now() - t;
+  await Promise.all(workers.map((w) => stop(w.child)));
+  const sum = (k) => results.reduce((n, r) => n + r.swept[k], 0);
+  return {
+    ms,
+    refreshCalls: platform.stats().tokenRequests.refresh_token - calls,
+    stillDue: (await storage.installations.listExpiringBefore(new Date(Date.now() + 300_000), 1e6))
+      .length,
+    refreshed: sum('refreshed'),
+    failed: sum('failed'),
+    leaseLost: sum('leaseLost'),
+    perInstance: results.map((r) => r.swept.refreshed),
+    heapMb: Math.max(...results.map((r) => r.memory.heapUsed)) / MB,
+  };
+}
+
+async function measure(dialect, databaseUrl, n) {
+  const platform = await startPlatform({ rateLimit: { perMinute: null, concurrent: 500 } });
+  const app = platform.registerApp({
+    name: 'Scale',
+    redirectUri: REDIRECT_URI,
+    webhookUrl: `${APP_URL}/webhooks`,
+    scopes: ['read_products'],
+  });
+  const encryptionKey = generateKey();
+  const storage = await createStorage({ databaseUrl, encryptionKeys: [encryptionKey] });
+  const config = {
+    databaseUrl,
+    encryptionKey,
+    sessionSecret: randomBytes(32).toString('base64url'),
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    webhookSecret: app.webhookSecret,
+    authUrl: platform.authUrl,
+    appUrl: APP_URL,
+  };
+  try {
+    let t = performance.now();
+    const ids = await seed(platform, app, storage, dialect, encryptionKey, n);
+    const seedS = (performance.now() - t) / 1000;
+
+    // Start-up with N installations stored, then one call per store.
+    const appWorker = startWorker({ ...config, role: 'app' });
+    const ready = await appWorker.ready;
+    let failedCalls = 0;
+    t = performance.now();
+    for (let i = 0; i < ids.length; i += CALL_CHUNK) {
+      const r = await ask(appWorker.child, { cmd: 'call', ids: ids.slice(i, i + CALL_CHUNK) });
+      failedCalls += r.failed;
+      if (r.firstError) console.log(`  call failed: ${r.firstError}`);
+    }
+    const callS = (performance.now() - t) / 1000;
+    const after = (await ask(appWorker.child, { cmd: 'memory' })).memory;
+
+    const skipped = { ms: Number.NaN, refreshed: n, failed: 0, leaseLost: 0, perInstance: [] };
+    const one = memoryOnly ? skipped : await refreshAll(platform, config, storage, dialect, 1);
+    const three = memoryOnly ? skipped : await refreshAll(platform, config, storage, dialect, 3);
+
+    // A burst of uninstalls: the last 1,000 stores purged by the app instance.
+    const burst = ids.slice(-Math.min(PURGE_BURST, ids.length));
+    const purge = await ask(appWorker.child, { cmd: 'purge', ids: burst });
+    if (purge.firstError) console.log(`  purge failed: ${purge.firstError}`);
+    await stop(appWorker.child);
+    const row = {
+      dialect,
+      n,
+      seedS,
+      startupMs: ready.startupMs,
+      heapStartMb: ready.memory.heapUsed / MB,
+      heapMb: after.heapUsed / MB,
+      rssMb: after.rss / MB,
+      callS,
+      failedCalls,
+      refresh1S: one.ms / 1000,
+      refresh1: one,
+      refresh3S: three.ms / 1000,
+      refresh3: three,
+      purgeMs: purge.ms,
+      purgeFailed: purge.failed,
+    };
+    console.log(
+      `scale ${dialect} N=${n}: seeded in ${seedS.toFixed(1)} s; start-up ${row.startupMs.toFixed(0)} ms; ` +
+        `heap ${row.heapStartMb.toFixed(1)} → ${row.heapMb.toFixed(1)} MB, RSS ${row.rssMb.toFixed(0)} MB after ${n} calls ` +
+        `(${callS.toFixed(1)} s, ${failedCalls} failed); refresh all: 1 instance ${row.refresh1S.toFixed(1)} s ` +
+        `(${one.refreshed} refreshed, ${one.failed} failed), 3 instances ${row.refresh3S.toFixed(1)} s ` +
+        `(${three.refreshed} refreshed [${three.perInstance.join('+')}], ${three.failed} failed, ${three.leaseLost} lost leases, ` +
+        `${three.refreshCalls} token endpoint calls, ${three.stillDue} still due); ` +
+        `purge ${burst.length}: ${purge.ms.toFixed(0)} ms (${purge.failed} failed)`,
+    );
+    if (
+      failedCalls ||
+      one.refreshed !== n ||
+      three.refreshed !== n ||
+      one.failed ||
+      three.failed ||
+      purge.failed
+    ) {
+      process.exitCode = 1;
+      console.log(
+        '  ^ FAILED: every call, refresh and purge must succeed, each token refreshed once',
+      );
+    }
+    return row;
+  } finally {
+    await storage.close();
+    await platform.close();
+  }
+}
+
+async function onPostgres(fn) {
+  const dbName = `sak_scale_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${dbName}"`);
+  try {
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${dbName}`;
+    return await fn(url.toString());
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+// The cost of one cached store, per structure (fresh process, no database).
+{
+  const w = startWorker({ role: 'cost', n: 5_000 });
+  const { cost } = await w.ready;
+  const kb = (b) => `${(b / 1024).toFixed(2)} KB`;
+  console.log(
+    `per cached store (${cost.n} stores): installation cache ${kb(cost.installation)}, ` +
+      `client ${kb(cost.client)}, rate-limit gate ${kb(cost.gate)}, ` +
+      `remembered session token ${kb(cost.sessionToken)}`,
+  );
+}
+
+const rows = [];
+for (const dialect of dialects) {
+  for (const n of sizes) {
+    if (dialect === 'sqlite') {
+      const dir = mkdtempSync(join(tmpdir(), 'sak-bench-scale-'));
+      try {
+        rows.push(await measure(dialect, join(dir, 'app.db'), n));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    } else {
+      rows.push(await onPostgres((url) => measure(dialect, url, n)));
+    }
+  }
+}
+
+// The table for docs/benchmarks.md, each figure with its ratio to the smallest N.
+const f = (v, d = 1) => v.toFixed(d);
+console.log(
+  '\n| database | N | start-up | heap after one call each (ratio) | RSS (ratio) | refresh all, 1 instance (ratio) | 3 instances (ratio) | lost leases (3) | purge 1,000 (ratio) |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const dialect of dialects) {
+  const own = rows.filter((r) => r.dialect === dialect);
+  const base = own[0];
+  if (!base) continue;
+  for (const r of own) {
+    console.log(
+      `| ${dialect} | ${r.n.toLocaleString('en')} | ${f(r.startupMs, 0)} ms (${f(r.startupMs / base.startupMs, 2)}) | ` +
+        `${f(r.heapMb)} MB (${f(r.heapMb / base.heapMb, 2)}) | ${f(r.rssMb, 0)} MB (${f(r.rssMb / base.rssMb, 2)}) | ` +
+        `${f(r.refresh1S)} s (${f(r.refresh1S / base.refresh1S, 1)}) | ${f(r.refresh3S)} s (${f(r.refresh3S / base.refresh3S, 1)}) | ` +
+        `${r.refresh3.leaseLost} | ${f(r.purgeMs, 0)} ms (${f(r.purgeMs / base.purgeMs, 2)}) |`,
+    );
+  }
+}
+console.log(
+  `\nSCALE_JSON ${JSON.stringify(rows.map(({ refresh1, refresh3, ...r }) => ({ ...r, leaseLost3: refresh3.leaseLost, perInstance3: refresh3.perInstance })))}`,
+);
