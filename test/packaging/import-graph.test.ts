@@ -77,6 +77,23 @@ describe('main entry import graph', () => {
     }
   });
 
+  it('store-app-kit/client loads the client and valibot only: no driver, no Express, no platform', async () => {
+    const r = await runNode(
+      `const m = await import('store-app-kit/client');
+       const c = m.createStoreClient({ apiUrl: 'http://127.0.0.1:9/api/v1', storeId: 's', accessToken: 't' });
+       console.log(typeof c.products.list, typeof c.session, typeof m.TokenRevokedError);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('function function function');
+    const heavy = ['pg', 'better-sqlite3', 'mysql2', 'drizzle-orm', 'express', 'express-session'];
+    for (const pkg of [...heavy, 'helmet', 'pino', 'jose', 'vitest', '@valibot/to-json-schema']) {
+      expect(loaded(r.urls, pkg), pkg).toBe(false);
+    }
+    const own = r.urls.filter((u) => u.startsWith(`${dist}/`)).map((u) => u.slice(dist.length));
+    expect(own).toContain('/client/public.js');
+    expect(own.filter((u) => !/^\/(client|errors|options|telemetry)\//.test(u))).toEqual([]);
+  });
+
   it('store-app-kit/testing reaches vitest only, no driver and no kit runtime', () => {
     // vitest's API only loads inside a vitest run, so the graph is read from dist/ itself.
     const bare = new Set<string>();
