@@ -36,6 +36,9 @@ export {
 } from './client/errors.js';
 export type { CallOptions, Listable, ListFn, StoreApiClient } from './client/index.js';
 export type { ApiTier, ClientOptions, RetryOptions } from './client/options.js';
+// createStoreClient itself is on store-app-kit/client: importing it here would load the
+// transport (and @opentelemetry/api) with the main entry.
+export type { GetToken, StandaloneClientOptions } from './client/standalone.js';
 export type { HttpMethod, QueryValue, RequestOptions } from './client/transport.js';
 export type * from './client/types.js';
 export type { StorageOptions, StoreAppOptions } from './config/index.js';

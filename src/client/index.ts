@@ -51,6 +51,7 @@ import type {
   ProductSort,
   Refund,
   RefundInput,
+  SessionInfo,
   ShippingLabel,
   ShippingLabelInput,
   ShippingRateQuote,
@@ -187,6 +188,12 @@ export interface StoreApiClient {
     current(options?: CallOptions): Promise<StoreInfo>;
     settings(options?: CallOptions): Promise<StoreSettings>;
   };
+  /**
+   * The session check (`GET {auth_url}/oauth/session`): the store, app, scopes and
+   * expiry the current access token grants, in the platform's words. Same pacing,
+   * retries, refresh and errors as every call (a revoked grant throws `token_revoked`).
+   */
+  session(options?: CallOptions): Promise<SessionInfo>;
 }
 
 function seg(id: string): string {
@@ -204,7 +211,11 @@ function seg(id: string): string {
 export function createStoreClient(transport: Transport): StoreApiClient {
   const storeId = transport.storeId;
 
-  async function raw(method: HttpMethod, path: string, opts: RequestOptions): Promise<unknown> {
+  async function raw(
+    method: HttpMethod,
+    path: string | URL,
+    opts: RequestOptions,
+  ): Promise<unknown> {
     return transport.call(method, path, opts);
   }
 
@@ -213,8 +224,13 @@ export function createStoreClient(transport: Transport): StoreApiClient {
    * envelope); a body that is exactly `{ data: {...} }` is unwrapped too. A 2xx
    * that is not a JSON object is a broken response, never an empty record.
    */
-  async function one<T>(method: HttpMethod, path: string, opts: RequestOptions): Promise<T> {
-    const body = await raw(method, path, opts);
+  async function one<T>(
+    method: HttpMethod,
+    target: string | URL,
+    opts: RequestOptions,
+  ): Promise<T> {
+    const body = await raw(method, target, opts);
+    const path = typeof target === 'string' ? target : target.pathname;
     if (!isRecord(body)) {
       throw new ResponseInvalidError(`${method} ${path} answered without a JSON object.`, {
         method,
@@ -381,6 +397,16 @@ export function createStoreClient(transport: Transport): StoreApiClient {
     store: {
       current: (o) => one('GET', '/stores/current', { ...o }),
       settings: (o) => one('GET', '/stores/settings', { ...o }),
+    },
+    session: async (o) => {
+      const url = transport.sessionCheckUrl;
+      if (!url) {
+        throw new StoreApiError(
+          'CLIENT_NOT_CONFIGURED',
+          'The client has no session check URL; pass platformUrl to storeApp() or baseUrl to the client.',
+        );
+      }
+      return one('GET', url, { ...o });
     },
   };
 }

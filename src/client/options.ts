@@ -58,6 +58,24 @@ export const clientOptionsSchema = v.pipe(
       ),
     ),
     /**
+     * The platform's session check (`GET {auth_url}/oauth/session`), called by
+     * `client.session()`. Normally composed by `storeApp()` from `oauth.sessionCheckPath`.
+     * @default the origin of `baseUrl` + '/oauth/session'
+     */
+    sessionCheckUrl: v.optional(
+      v.pipe(
+        v.string('must be an absolute URL.'),
+        v.rawTransform(({ dataset, addIssue, NEVER }) => {
+          try {
+            return new URL(dataset.value).toString();
+          } catch {
+            addIssue({ message: 'must be an absolute URL.' });
+            return NEVER;
+          }
+        }),
+      ),
+    ),
+    /**
      * Time limit of one attempt (headers and body), in milliseconds.
      * @default 30000
      */
@@ -121,6 +139,9 @@ export const clientOptionsSchema = v.pipe(
     (o): ResolvedClientOptions => ({
       ...o,
       baseUrl: o.baseUrl,
+      sessionCheckUrl:
+        o.sessionCheckUrl ??
+        (o.baseUrl ? new URL('/oauth/session', o.baseUrl).toString() : undefined),
       maxConcurrent: o.maxConcurrent ?? TIER_BURST[o.tier],
     }),
   ),
@@ -130,6 +151,7 @@ export type ClientOptions = v.InferInput<typeof clientOptionsSchema>;
 
 export interface ResolvedClientOptions {
   baseUrl: string | undefined;
+  sessionCheckUrl: string | undefined;
   timeoutMs: number;
   retries: Required<RetryOptions>;
   tier: ApiTier;

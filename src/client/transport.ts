@@ -79,7 +79,10 @@ export interface ClientLogger {
 
 export interface Transport {
   readonly storeId: string;
-  call(method: HttpMethod, path: string, options?: RequestOptions): Promise<unknown>;
+  /** A path under `{base_url}`, or an absolute URL on the platform (the session check). */
+  call(method: HttpMethod, target: string | URL, options?: RequestOptions): Promise<unknown>;
+  /** Where `client.session()` goes; undefined when the client has no base URL. */
+  readonly sessionCheckUrl: URL | undefined;
 }
 
 const CONNECT_ERROR_CODES = new Set([
@@ -382,27 +385,34 @@ export function createTransport(deps: {
    * rate-limit waits, retries and replays (`http.request.resend_count`); each
    * 429 is an event on it and counted.
    */
-  function call(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<unknown> {
+  function call(
+    method: HttpMethod,
+    target: string | URL,
+    opts: RequestOptions = {},
+  ): Promise<unknown> {
+    // An absolute URL (the session check) is named by its own path, not under {base_url}.
+    const template = typeof target === 'string' ? null : target.pathname;
+    const path = typeof target === 'string' ? target : target.pathname;
     return inSpan(
       method,
       {
         kind: SpanKind.CLIENT,
         operation: 'api',
-        rename: () => `${method} ${basePath.slice(0, -1)}${urlTemplate(path)}`,
+        rename: () => `${method} ${template ?? `${basePath.slice(0, -1)}${urlTemplate(path)}`}`,
         attributes: () => ({
           [ATTR.httpMethod]: method,
-          [ATTR.urlTemplate]: `${basePath.slice(0, -1)}${urlTemplate(path)}`,
+          [ATTR.urlTemplate]: template ?? `${basePath.slice(0, -1)}${urlTemplate(path)}`,
           [ATTR.storeId]: storeId,
           ...(baseUrl ? serverAttributes(baseUrl) : {}),
         }),
       },
-      (span) => callOnce(method, path, opts, span),
+      (span) => callOnce(method, target, opts, span),
     );
   }
 
   async function callOnce(
     method: HttpMethod,
-    path: string,
+    target: string | URL,
     opts: RequestOptions,
     span: Span,
   ): Promise<unknown> {
@@ -413,7 +423,8 @@ export function createTransport(deps: {
         'The client has no baseUrl; pass platformUrl to storeApp() or baseUrl to the client.',
       );
     }
-    const url = buildUrl(baseUrl, basePath, path, opts.query);
+    const url =
+      typeof target === 'string' ? buildUrl(baseUrl, basePath, target, opts.query) : target;
     const logPath = url.pathname;
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
@@ -551,7 +562,8 @@ export function createTransport(deps: {
     }
   }
 
-  return { storeId, call };
+  const sessionCheckUrl = options.sessionCheckUrl ? new URL(options.sessionCheckUrl) : undefined;
+  return { storeId, call, sessionCheckUrl };
 }
 
 /**

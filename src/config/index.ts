@@ -348,7 +348,11 @@ export function resolveConfig(
     },
     securityHeaders: o.securityHeaders,
     webhooks: o.webhooks,
-    client: { ...o.client, baseUrl: o.client.baseUrl ?? o.oauth.apiUrl },
+    client: {
+      ...o.client,
+      baseUrl: o.client.baseUrl ?? o.oauth.apiUrl,
+      sessionCheckUrl: o.client.sessionCheckUrl ?? o.oauth.sessionCheckUrl,
+    },
     refresh: o.refresh,
     authenticated: o.authenticated,
     purge: { storeScopedTables: o.storeScopedTables, onPurge: o.onPurge },

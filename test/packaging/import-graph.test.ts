@@ -77,7 +77,24 @@ describe('main entry import graph', () => {
     }
   });
 
-  it('store-app-kit/testing reaches vitest only, no driver and no kit runtime', () => {
+  it('store-app-kit/client loads the client and valibot only: no driver, no Express, no platform', async () => {
+    const r = await runNode(
+      `const m = await import('store-app-kit/client');
+       const c = m.createStoreClient({ apiUrl: 'http://127.0.0.1:9/api/v1', storeId: 's', accessToken: 't' });
+       console.log(typeof c.products.list, typeof c.session, typeof m.TokenRevokedError);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('function function function');
+    const heavy = ['pg', 'better-sqlite3', 'mysql2', 'drizzle-orm', 'express', 'express-session'];
+    for (const pkg of [...heavy, 'helmet', 'pino', 'jose', 'vitest', '@valibot/to-json-schema']) {
+      expect(loaded(r.urls, pkg), pkg).toBe(false);
+    }
+    const own = r.urls.filter((u) => u.startsWith(`${dist}/`)).map((u) => u.slice(dist.length));
+    expect(own).toContain('/client/public.js');
+    expect(own.filter((u) => !/^\/(client|errors|options|telemetry)\//.test(u))).toEqual([]);
+  });
+
+  it('store-app-kit/testing/adapter-suite reaches vitest only, no driver and no kit runtime', () => {
     // vitest's API only loads inside a vitest run, so the graph is read from dist/ itself.
     const bare = new Set<string>();
     const files = new Set<string>();
@@ -93,13 +110,30 @@ describe('main entry import graph', () => {
         else bare.add(spec!);
       }
     };
-    visit(join(root, 'dist', 'testing', 'index.js'));
+    visit(join(root, 'dist', 'testing', 'adapter-suite.js'));
     expect([...bare].sort()).toEqual(['node:crypto', 'vitest']);
     // The contract is imported for its types only: nothing of storage at run time.
     expect([...files].map((f) => f.slice(join(root, 'dist').length)).sort()).toEqual([
-      '/testing/index.js',
+      '/testing/adapter-suite.js',
       '/testing/storage-suite.js',
     ]);
+  });
+
+  it('store-app-kit/testing loads outside vitest: no vitest, no driver, no Express, no platform', async () => {
+    // A plain node process, as node:test or jest users run it.
+    const r = await runNode(
+      `const m = await import('store-app-kit/testing');
+       console.log(typeof m.installStore, typeof m.sendWebhook);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('function function');
+    for (const pkg of ['vitest', 'pg', 'better-sqlite3', 'mysql2', 'drizzle-orm', 'express']) {
+      expect(loaded(r.urls, pkg), pkg).toBe(false);
+    }
+    const own = r.urls.filter((u) => u.startsWith(`${dist}/`)).map((u) => u.slice(dist.length));
+    expect(own).toContain('/testing/helpers.js');
+    // Only the signing function of the platform (node:crypto), never the platform itself.
+    expect(own.filter((u) => u.startsWith('/platform/'))).toEqual(['/platform/webhooks/sign.js']);
   });
 
   it('importing store-app-kit loads none of the HTTP and storage stack; storeApp() loads it', async () => {

@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll } from 'vitest';
 import { openBuiltinAdapter } from '../../src/storage/index.js';
 import type { AnyDrizzle } from '../../src/storage/types.js';
-import { defineStorageAdapterSuite } from '../../src/testing/index.js';
+import { defineStorageAdapterSuite } from '../../src/testing/adapter-suite.js';
 import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { createMemoryDatabase, type MemoryTx, openMemoryAdapter } from './memory-adapter.js';

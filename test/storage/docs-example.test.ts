@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll } from 'vitest';
 import type { StorageAdapter } from '../../src/storage/contract.js';
-import { defineStorageAdapterSuite } from '../../src/testing/index.js';
+import { defineStorageAdapterSuite } from '../../src/testing/adapter-suite.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const page = readFileSync(join(root, 'docs', 'storage.md'), 'utf8');

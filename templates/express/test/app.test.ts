@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Platform, startPlatform } from 'store-app-kit/platform';
+import { installStore, sendWebhook } from 'store-app-kit/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/app.js';
@@ -23,41 +24,7 @@ let storeId: string;
 let token: string;
 let dataDir: string;
 const clientId = `app_${randomBytes(8).toString('hex')}`;
-
-/**
- * Follows the browser side of an install with a tiny cookie jar, then asks the
- * app for an app session token as the embedded page does.
- */
-async function install(store: string): Promise<string> {
-  const jar = new Map<string, string>();
-  const get = async (url: string) => {
-    const res = await fetch(url, {
-      redirect: 'manual',
-      headers: {
-        accept: 'application/json',
-        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
-      },
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const eq = pair!.indexOf('=');
-      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
-    }
-    return res;
-  };
-  const begin = await get(`${appUrl}/auth?store_id=${store}`);
-  expect(begin.status).toBe(302);
-  const callback = await platform.approveInstall({
-    authorizeUrl: begin.headers.get('location')!,
-    storeId: store,
-  });
-  const done = await get(callback);
-  expect(done.status).toBeGreaterThanOrEqual(300);
-  expect(done.status).toBeLessThan(400);
-  const session = await get(`${appUrl}/api/session-token`);
-  expect(session.status).toBe(200);
-  return ((await session.json()) as { token: string }).token;
-}
+const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
 
 beforeAll(async () => {
   platform = await startPlatform({ webhookRetrySchedule: [1] });
@@ -67,7 +34,6 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'store-app-test-'));
 
   const clientSecret = randomBytes(32).toString('base64url');
-  const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
   const scopes = 'read_products,read_orders,read_inventory,write_inventory';
   await platform.registerApp({
     name: 'Template test',
@@ -94,8 +60,13 @@ beforeAll(async () => {
   app = await createApp();
   server.on('request', app.app);
 
-  ({ storeId } = await platform.createStore({ name: 'Test store', seed: true }));
-  token = await install(storeId);
+  // One call: a seeded store, installed through the app's /auth as a merchant would.
+  ({ storeId, sessionToken: token } = await installStore({
+    platform,
+    appUrl,
+    kit: app.kit,
+    seed: true,
+  }));
 });
 
 afterAll(async () => {
@@ -218,6 +189,21 @@ describe('embedded app', () => {
     expect(long.status).toBe(422);
     const after = await app.kit.client(storeId).products.get(product.id);
     expect(after.inventoryQuantity).toBe(product.inventoryQuantity);
+  });
+
+  it('acknowledges signed webhooks of any topic and refuses a forged one', async () => {
+    const url = `${appUrl}/webhooks`;
+    const payload = { data: { product_id: 'p1' } };
+    const ok = await sendWebhook({
+      url,
+      secret: webhookSecret,
+      topic: 'products.updated',
+      payload,
+    });
+    expect(ok.status).toBe(200);
+    const forged = `whsec_${randomBytes(32).toString('base64')}`;
+    const bad = await sendWebhook({ url, secret: forged, topic: 'products.updated', payload });
+    expect(bad.status).toBe(401);
   });
 
   it('saves a note per product and deletes the store’s notes on uninstall', async () => {
