@@ -27,7 +27,9 @@ export interface PurgeOutbox {
   /**
    * Work the pending purge of `eventId` now (no-op when it is already done;
    * waits while another instance holds its lease). Resolves true when the
-   * purge is done, false when it failed and was rescheduled.
+   * purge is done, or queued in this process behind a burst (every slot
+   * busy: it runs as soon as one frees, and the outbox keeps it across a
+   * crash); false when it failed and was rescheduled.
    */
   runNow(eventId: string): Promise<boolean>;
   /** Lease and work every due entry once (one batch). Resolves with how many completed. */
@@ -73,7 +75,7 @@ const errorCode = (err: unknown): string =>
 function createSlots(size: number) {
   let free = size;
   const queue: Array<() => void> = [];
-  return async function inSlot<T>(body: () => Promise<T>): Promise<T> {
+  async function inSlot<T>(body: () => Promise<T>): Promise<T> {
     if (free > 0) free--;
     else await new Promise<void>((resolve) => queue.push(resolve));
     try {
@@ -83,7 +85,8 @@ function createSlots(size: number) {
       if (next) next();
       else free++;
     }
-  };
+  }
+  return Object.assign(inSlot, { full: () => free === 0 });
 }
 
 export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
@@ -210,7 +213,23 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     return results.filter(Boolean).length;
   }
 
-  async function runNow(eventId: string): Promise<boolean> {
+  function runNow(eventId: string): Promise<boolean> {
+    const mine = running.get(eventId);
+    if (mine) return mine;
+    if (!inSlot.full()) return runNowWaiting(eventId);
+    // A burst: every slot is taken. The purge is recorded (it commits with
+    // the delivery), so the delivery is acknowledged now and the purge queues
+    // here; making the platform wait would only time its requests out and
+    // bring their retries on top of the burst.
+    runNowWaiting(eventId).catch(() => undefined);
+    logger?.info(
+      { event: 'purge.queued', eventId },
+      'uninstall recorded; purge queued behind a burst',
+    );
+    return Promise.resolve(true);
+  }
+
+  async function runNowWaiting(eventId: string): Promise<boolean> {
     // Another instance holding the lease is working the purge, or died and its
     // lease ends within leaseMs; past this bound the platform's retry comes back.
     const deadline = Date.now() + Math.max(30_000, 3 * leaseMs);

@@ -448,11 +448,14 @@ export async function deleteStoreRows(
   return counts;
 }
 
+/** How long a scrub waits for more purges of a burst to join it (adds that much to one purge). */
+const SCRUB_GATHER_MS = 200;
+
 export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>['purge'] {
   const t = adapter.tables;
   const kitTables: string[] = [getTableName(t.installations), getTableName(t.sessions)];
   // One VACUUM / checkpoint for the purges of a burst, not one per purge.
-  const scrub = createScrubBatch((tables) => adapter.scrub(tables));
+  const scrub = createScrubBatch((tables) => adapter.scrub(tables), SCRUB_GATHER_MS);
   return async function purge(storeId, options) {
     const result = await purgeInTransaction(storeId, options);
     if (!result.purged) return result;

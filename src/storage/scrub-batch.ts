@@ -5,10 +5,18 @@
  * each: at most one runs and one waits; a purge committing while one runs
  * joins the waiting one, which covers the union of their tables.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 export type Scrub = (tables: readonly string[]) => Promise<boolean>;
 
-/** Wraps `scrub` so concurrent callers share runs; each caller's promise settles after a run that started after its call. */
-export function createScrubBatch(scrub: Scrub): Scrub {
+/**
+ * Wraps `scrub` so concurrent callers share runs; each caller's promise
+ * settles after a run that started after its call. A run starts `gatherMs`
+ * after the first request of its batch: on SQLite every statement runs one
+ * after the other, so without the pause no second purge could commit before
+ * the run starts and a burst would still pay one checkpoint per purge.
+ */
+export function createScrubBatch(scrub: Scrub, gatherMs = 0): Scrub {
   let tail: Promise<unknown> = Promise.resolve();
   let waiting: { tables: Set<string>; promise: Promise<boolean> } | undefined;
   return function scrubBatched(tables) {
@@ -18,7 +26,8 @@ export function createScrubBatch(scrub: Scrub): Scrub {
     }
     const batch = { tables: new Set(tables), promise: Promise.resolve(false) };
     waiting = batch;
-    batch.promise = tail.then(() => {
+    const gathered = gatherMs > 0 ? tail.then(() => sleep(gatherMs)) : tail;
+    batch.promise = gathered.then(() => {
       // From here on, a new caller's deletes may be after this run's start: it waits for the next.
       if (waiting === batch) waiting = undefined;
       return scrub([...batch.tables]);
