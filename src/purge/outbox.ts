@@ -54,7 +54,11 @@ export interface PurgeOutboxDeps {
   pollMs?: number;
   /** Entries leased per pass. @default 50 */
   batchSize?: number;
-  /** Purges (and sweeps) this process runs at once. @default 4 */
+  /**
+   * Purges (and sweeps) this process runs at once. A purge holds its slot until
+   * its scrub ran, so this is also how many purges can share one scrub.
+   * @default 16
+   */
   concurrency?: number;
   /**
    * How long a lease keeps other instances off an entry; renewed while the
@@ -98,7 +102,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const leaseMs = deps.leaseMs ?? 5000;
   const sweepDelayMs = deps.sweepDelayMs ?? 60_000;
   const leaseWaitPollMs = deps.leaseWaitPollMs ?? 100;
-  const inSlot = createSlots(deps.concurrency ?? 4);
+  const inSlot = createSlots(deps.concurrency ?? 16);
   const instance = randomUUID();
   let leases = 0;
   const running = new Map<string, Promise<boolean>>();
