@@ -57,7 +57,7 @@ export interface PurgeOutboxDeps {
   /**
    * Purges (and sweeps) this process runs at once. A purge holds its slot until
    * its scrub ran, so this is also how many purges can share one scrub.
-   * @default 16
+   * @default 64
    */
   concurrency?: number;
   /**
@@ -102,7 +102,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const leaseMs = deps.leaseMs ?? 5000;
   const sweepDelayMs = deps.sweepDelayMs ?? 60_000;
   const leaseWaitPollMs = deps.leaseWaitPollMs ?? 100;
-  const inSlot = createSlots(deps.concurrency ?? 16);
+  const inSlot = createSlots(deps.concurrency ?? 64);
   const instance = randomUUID();
   let leases = 0;
   const running = new Map<string, Promise<boolean>>();
