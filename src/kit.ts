@@ -250,6 +250,7 @@ export async function createKit(
     pendingPurges: storage.pendingPurges,
     purge: purgeStore,
     logger: logger.child({ component: 'purge' }),
+    ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
   });
   outbox.start();
   closers.push(() => outbox.close());

@@ -124,10 +124,12 @@ async function migrate(databaseUrl: string, io: CliIo): Promise<void> {
 async function listPurges(databaseUrl: string, io: CliIo): Promise<void> {
   const adapter = await openBuiltinAdapter({ databaseUrl });
   try {
-    const pending = await adapter.purgeOutbox.due(
+    const all = await adapter.purgeOutbox.due(
       new Date(Date.UTC(9999, 11, 31)),
       Number.MAX_SAFE_INTEGER,
     );
+    // Sweeps follow purges that are done: not pending purges.
+    const pending = all.filter((p) => p.kind !== 'sweep');
     if (pending.length === 0) {
       io.stdout('No pending purges.');
       return;

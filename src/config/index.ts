@@ -355,7 +355,13 @@ export function resolveConfig(
     },
     refresh: o.refresh,
     authenticated: o.authenticated,
-    purge: { storeScopedTables: o.storeScopedTables, onPurge: o.onPurge },
+    purge: {
+      storeScopedTables: o.storeScopedTables,
+      onPurge: o.onPurge,
+      // Past the cache TTL every instance re-reads the (gone) installation; a
+      // request authenticated just before that still runs up to the client timeout.
+      horizonMs: o.purgeHorizonMs ?? o.refresh.cacheTtlMs + o.client.timeoutMs,
+    },
     health: o.health ? { ...o.health } : HEALTH_DEFAULTS,
   };
 }

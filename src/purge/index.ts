@@ -46,6 +46,12 @@ export interface PurgeRunOptions {
    * @default undefined (purge whatever is there)
    */
   ifInstalledBefore?: Date;
+  /**
+   * The outbox's second pass after a committed purge (see
+   * `AdapterPurgeOptions.sweep`); only with `ifInstalledBefore`.
+   * @default false
+   */
+  sweep?: boolean;
 }
 
 export type PurgeFunction = (storeId: string, options?: PurgeRunOptions) => Promise<PurgeResult>;
@@ -67,7 +73,7 @@ export function createPurge(deps: {
     if (typeof storeId !== 'string' || storeId.length === 0) {
       return Promise.reject(new TypeError('purge(storeId): storeId must be a non-empty string'));
     }
-    const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}`;
+    const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}\n${runOptions.sweep === true}`;
     const running = inFlight.get(key);
     if (running) return running;
     const run = inSpan(
@@ -82,6 +88,7 @@ export function createPurge(deps: {
             ...(runOptions.ifInstalledBefore
               ? { ifInstalledBefore: runOptions.ifInstalledBefore }
               : {}),
+            ...(runOptions.sweep && runOptions.ifInstalledBefore ? { sweep: true } : {}),
           });
           const outcome = result.purged ? 'purged' : 'skipped';
           countPurge(outcome);

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ConfigError } from '../errors/index.js';
-import { fn } from '../options/index.js';
+import { fn, integer } from '../options/index.js';
 import type { AnyDrizzle, StoreScopedTable } from '../storage/types.js';
 
 export type OnPurge = (storeId: string, tx: AnyDrizzle) => Promise<void> | void;
@@ -31,6 +31,15 @@ export const purgeAppOptionsEntries = {
    * @default undefined
    */
   onPurge: v.optional(fn<OnPurge>('must be a function (storeId, tx) => void | Promise<void>.')),
+  /**
+   * The purge horizon: how long after an uninstall's purge commits the kit
+   * sweeps the store once more (its kit rows, `storeScopedTables`, `onPurge`),
+   * deleting what requests in flight at the commit, or served by an instance
+   * whose installation cache had not expired, wrote since; a reinstall in
+   * between is never touched. 0 turns the sweep off.
+   * @default refresh.cacheTtlMs + client.timeoutMs (30 s + 30 s)
+   */
+  purgeHorizonMs: v.optional(integer(0)),
 };
 
 export const purgeAppOptionsSchema = v.strictObject(purgeAppOptionsEntries);
@@ -40,6 +49,8 @@ export type PurgeAppOptions = v.InferInput<typeof purgeAppOptionsSchema>;
 export interface ResolvedPurgeAppOptions {
   storeScopedTables: readonly StoreScopedTable[];
   onPurge: OnPurge | undefined;
+  /** Resolved from `purgeHorizonMs` or its default (kit config only). */
+  horizonMs?: number;
 }
 
 /** With `storage.adapter`, the kit cannot delete Drizzle tables: the app's `onPurge` does. */

@@ -3,10 +3,22 @@
  * (storage.pendingPurges) in the same transaction as the event's dedupe row,
  * so once the platform has its acknowledgement the purge cannot be lost: it
  * is tried at once, retried with backoff until it succeeds, and resumed when
- * the app starts again after a crash. Every instance on the database works
- * the same outbox; the purge itself is idempotent and atomic.
+ * the app starts again after a crash.
+ *
+ * Every instance on the database works the same outbox. An entry is worked
+ * under a lease (storage.pendingPurges.lease), so two instances never work
+ * one entry at once; a lease left by a crashed instance ends after `leaseMs`.
+ * Purges run a few at a time per process (`concurrency`): a burst of
+ * uninstalls queues here instead of exhausting the connection pool.
+ *
+ * Once a purge has committed, its entry stays as a 'sweep' due `sweepDelayMs`
+ * later (the purge horizon): a second pass deletes what requests still in
+ * flight at the commit (or served from another instance's installation cache)
+ * wrote for the store since, unless the store was installed again meanwhile.
  */
 
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createOutageBackoff } from '../background/outage-backoff.js';
 import { StoreAppError } from '../errors/index.js';
 import type { PendingPurge, PendingPurgeRepository } from '../storage/types.js';
@@ -15,11 +27,14 @@ import type { PurgeFunction } from './index.js';
 
 export interface PurgeOutbox {
   /**
-   * Try the pending purge of `eventId` now (no-op when it is already done).
-   * Resolves true when it is done, false when it failed and was rescheduled.
+   * Work the pending purge of `eventId` now (no-op when it is already done;
+   * waits while another instance holds its lease). Resolves true when the
+   * purge is done, or queued in this process behind a burst (every slot
+   * busy: it runs as soon as one frees, and the outbox keeps it across a
+   * crash); false when it failed and was rescheduled.
    */
   runNow(eventId: string): Promise<boolean>;
-  /** Work every due pending purge once. Resolves with how many completed. */
+  /** Lease and work every due entry once (one batch). Resolves with how many completed. */
   runDue(): Promise<number>;
   /** Every purge not yet done, oldest first (`kit.pendingPurges()`, `store-app purges`). */
   list(): Promise<PendingPurge[]>;
@@ -37,14 +52,48 @@ export interface PurgeOutboxDeps {
   baseDelayMs?: number;
   /** Longest retry delay. @default 300000 (5 minutes) */
   maxDelayMs?: number;
-  /** How often the timer looks for due purges (others' too). @default 2000 */
+  /** How often the timer looks for due entries (others' too). @default 2000 */
   pollMs?: number;
-  /** Pending purges worked per pass. @default 50 */
+  /** Entries leased per pass. @default 50 */
   batchSize?: number;
+  /**
+   * Purges (and sweeps) this process runs at once. A purge holds its slot until
+   * its scrub ran, so this is also how many purges can share one scrub.
+   * @default 64
+   */
+  concurrency?: number;
+  /**
+   * How long a lease keeps other instances off an entry; renewed while the
+   * purge runs, so it only bounds how long a crashed instance's entry waits.
+   * @default 5000
+   */
+  leaseMs?: number;
+  /** The purge horizon: the sweep runs this long after the purge committed. 0: no sweep. @default 60000 */
+  sweepDelayMs?: number;
+  /** How often `runNow` looks again while another instance holds the lease. @default 100 */
+  leaseWaitPollMs?: number;
 }
 
 const errorCode = (err: unknown): string =>
   err instanceof StoreAppError ? err.code : err instanceof Error ? err.name : 'UNKNOWN';
+
+/** A counting semaphore: at most `size` bodies run at once, the others queue in order. */
+function createSlots(size: number) {
+  let free = size;
+  const queue: Array<() => void> = [];
+  async function inSlot<T>(body: () => Promise<T>): Promise<T> {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => queue.push(resolve));
+    try {
+      return await body();
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else free++;
+    }
+  }
+  return Object.assign(inSlot, { full: () => free === 0 });
+}
 
 export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const { pendingPurges, purge, logger } = deps;
@@ -52,21 +101,83 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const maxDelayMs = deps.maxDelayMs ?? 300_000;
   const pollMs = deps.pollMs ?? 2000;
   const batchSize = deps.batchSize ?? 50;
+  const leaseMs = deps.leaseMs ?? 5000;
+  const sweepDelayMs = deps.sweepDelayMs ?? 60_000;
+  const leaseWaitPollMs = deps.leaseWaitPollMs ?? 100;
+  const inSlot = createSlots(deps.concurrency ?? 64);
+  const instance = randomUUID();
+  let leases = 0;
   const running = new Map<string, Promise<boolean>>();
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<unknown> | undefined;
   // A database that fails pauses the passes (doubling) instead of a full pass every poll.
   const outage = createOutageBackoff({ baseMs: pollMs, maxMs: Math.max(pollMs, 60_000) });
+  let closed = false;
 
-  async function attempt(entry: PendingPurge): Promise<boolean> {
-    const ids = { storeId: entry.storeId, eventId: entry.eventId };
+  type Leased = PendingPurge & { owner: string };
+
+  async function lease(limit: number, eventId?: string, owner?: string): Promise<Leased[]> {
+    const by = owner ?? `${instance}:${++leases}`;
+    const taken = await pendingPurges.lease({
+      owner: by,
+      until: new Date(Date.now() + leaseMs),
+      limit,
+      ...(eventId === undefined ? {} : { eventId }),
+    });
+    return taken.map((entry) => ({ ...entry, owner: by }));
+  }
+
+  /** Keeps renewing `entry`'s lease until the returned stop function is called. */
+  function keepLease(entry: Leased): () => void {
+    const renew = setInterval(
+      () => {
+        lease(1, entry.eventId, entry.owner).catch(() => {
+          // The database is away: the purge will fail too, or the lease ends and another instance retries.
+        });
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
+    renew.unref();
+    return () => clearInterval(renew);
+  }
+
+  async function attempt(entry: Leased): Promise<boolean> {
+    const stop = keepLease(entry);
     try {
-      const result = await purge(entry.storeId, { ifInstalledBefore: entry.eventAt });
-      await pendingPurges.complete(entry.eventId);
-      logger?.info(
-        { event: 'purge.completed', ...ids, purged: result.purged, attempts: entry.attempts + 1 },
-        'pending purge done',
-      );
+      return await attemptLeased(entry);
+    } finally {
+      stop();
+    }
+  }
+
+  async function attemptLeased(entry: PendingPurge): Promise<boolean> {
+    const ids = { storeId: entry.storeId, eventId: entry.eventId };
+    const sweep = entry.kind === 'sweep';
+    try {
+      const result = await purge(entry.storeId, {
+        ifInstalledBefore: entry.eventAt,
+        ...(sweep ? { sweep } : {}),
+      });
+      // The sweep is due a horizon after the commit, not after the event.
+      const sweepAt =
+        !sweep && result.purged && sweepDelayMs > 0
+          ? new Date(Date.now() + sweepDelayMs)
+          : undefined;
+      await pendingPurges.complete(entry.eventId, sweepAt);
+      if (sweep) {
+        const deleted = Object.values(result.counts).reduce((a, b) => a + b, 0);
+        if (deleted > 0) {
+          logger?.warn(
+            { event: 'purge.sweep_deleted', ...ids, counts: result.counts },
+            'rows written for the store after its purge (requests in flight, or another instance still trusting its cache) deleted by the sweep',
+          );
+        }
+      } else {
+        logger?.info(
+          { event: 'purge.completed', ...ids, purged: result.purged, attempts: entry.attempts + 1 },
+          'pending purge done',
+        );
+      }
       return true;
     } catch (err) {
       const attempts = entry.attempts + 1;
@@ -78,18 +189,24 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
       try {
         await pendingPurges.recordFailure(entry.eventId, nextAttemptAt, code);
       } catch {
-        // The database is down: the row is still there and due; the next pass retries.
+        // The database is down: the row is still there and its lease ends; a later pass retries.
       }
       logger?.warn(
-        { event: 'purge.retry_scheduled', ...ids, attempts, errorCode: code, nextAttemptAt },
+        {
+          event: sweep ? 'purge.sweep_retry_scheduled' : 'purge.retry_scheduled',
+          ...ids,
+          attempts,
+          errorCode: code,
+          nextAttemptAt,
+        },
         'pending purge failed; retrying with backoff',
       );
       return false;
     }
   }
 
-  /** Single-flight per event in this process. */
-  function work(entry: PendingPurge): Promise<boolean> {
+  /** A leased entry, single-flight per event in this process. */
+  function work(entry: Leased): Promise<boolean> {
     let p = running.get(entry.eventId);
     if (!p) {
       p = attempt(entry).finally(() => running.delete(entry.eventId));
@@ -99,16 +216,60 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   }
 
   async function runDue(): Promise<number> {
-    const due = await pendingPurges.due(new Date(), batchSize);
-    const results = await Promise.all(due.map(work));
+    const leased = await lease(batchSize);
+    const results = await Promise.all(leased.map((entry) => inSlot(() => work(entry))));
     return results.filter(Boolean).length;
+  }
+
+  function runNow(eventId: string): Promise<boolean> {
+    const mine = running.get(eventId);
+    if (mine) return mine;
+    if (!inSlot.full()) return runNowWaiting(eventId);
+    // A burst: every slot is taken. The purge is recorded (it commits with
+    // the delivery), so the delivery is acknowledged now and the purge queues
+    // here; making the platform wait would only time its requests out and
+    // bring their retries on top of the burst.
+    runNowWaiting(eventId).catch(() => undefined);
+    logger?.info(
+      { event: 'purge.queued', eventId },
+      'uninstall recorded; purge queued behind a burst',
+    );
+    return Promise.resolve(true);
+  }
+
+  async function runNowWaiting(eventId: string): Promise<boolean> {
+    // Another instance holding the lease is working the purge, or died and its
+    // lease ends within leaseMs; past this bound the platform's retry comes back.
+    const deadline = Date.now() + Math.max(30_000, 3 * leaseMs);
+    for (;;) {
+      const mine = running.get(eventId);
+      if (mine) return mine;
+      // Leased inside the slot: a lease taken before queueing could end while queued.
+      const outcome = await inSlot(async () => {
+        const local = running.get(eventId);
+        if (local) return local;
+        const [entry] = await lease(1, eventId);
+        if (entry) return work(entry);
+        const current = await pendingPurges.get(eventId);
+        // Gone, or a sweep: the purge itself is done (here or elsewhere).
+        if (!current || current.kind === 'sweep') return true;
+        return undefined; // another instance holds the lease
+      });
+      if (outcome !== undefined) return outcome;
+      if (closed || Date.now() >= deadline) return false;
+      await sleep(leaseWaitPollMs);
+    }
   }
 
   function tick(): void {
     if (pass || !outage.ready()) return;
     pass = runDue()
       .then(
-        () => outage.record(undefined),
+        (completed) => {
+          outage.record(undefined);
+          // A full batch: more are due (a burst); go on without waiting a poll.
+          if (completed > 0 && completed === batchSize && !closed) setImmediate(tick);
+        },
         (err: unknown) => {
           outage.record(err);
           logger?.warn(
@@ -127,22 +288,18 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   }
 
   return {
-    async runNow(eventId) {
-      const running$ = running.get(eventId);
-      if (running$) return running$;
-      const entry = (await pendingPurges.list()).find((e) => e.eventId === eventId);
-      if (!entry) return true;
-      return work(entry);
-    },
+    runNow,
     runDue,
     list: () => pendingPurges.list(),
     start() {
       if (timer) return;
+      closed = false;
       tick();
       timer = setInterval(tick, pollMs);
       timer.unref();
     },
     async close() {
+      closed = true;
       if (timer) clearInterval(timer);
       timer = undefined;
       await pass;

@@ -120,26 +120,65 @@ export interface PendingPurgeEntry {
   eventAt: Date;
 }
 
+/**
+ * 'purge': the uninstall's purge is not done yet. 'sweep': it committed, and a
+ * second pass is due at `nextAttemptAt` (the purge horizon) for rows that
+ * requests still in flight at the commit wrote afterwards.
+ */
+export type PendingPurgeKind = 'purge' | 'sweep';
+
 export interface PendingPurgeRecord extends PendingPurgeEntry {
   createdAt: Date;
   attempts: number;
   nextAttemptAt: Date;
   /** Error code of the last failed attempt. */
   lastError: string | null;
+  kind: PendingPurgeKind;
+}
+
+/** Who takes entries of the outbox, until when, and how many (`PurgeOutboxAdapter.lease`). */
+export interface PendingPurgeLease {
+  /** Unique per call: the lease is the caller's while `until` has not passed. */
+  owner: string;
+  until: Date;
+  limit: number;
+  /**
+   * Only this entry, due or not, and only while it is a 'purge' or leased to
+   * `owner` (a redelivery works its purge at once but never runs a sweep
+   * early; an owner renews its lease on either kind).
+   */
+  eventId?: string;
 }
 
 export interface PurgeOutboxAdapter {
   /**
-   * Record a pending purge (attempts 0, `createdAt` and `nextAttemptAt` =
-   * `now`). A second add of one `eventId` changes nothing.
+   * Record a pending purge (kind 'purge', attempts 0, `createdAt` and
+   * `nextAttemptAt` = `now`, no lease). A second add of one `eventId` changes
+   * nothing.
    */
   add(entry: PendingPurgeEntry, now: Date): Promise<void>;
-  /** Entries whose `nextAttemptAt` ≤ `now`, earliest first, at most `limit`. */
+  /** Entries whose `nextAttemptAt` ≤ `now`, leased or not, earliest first, at most `limit`. */
   due(now: Date, limit: number): Promise<PendingPurgeRecord[]>;
-  /** Count one failed attempt, set `nextAttemptAt` and `lastError`. */
+  /** The entry of `eventId`, or null when there is none. */
+  get(eventId: string): Promise<PendingPurgeRecord | null>;
+  /**
+   * Atomically lease due entries (`nextAttemptAt` ≤ `now`) whose lease is free
+   * (none, one that ended at or before `now`, or `lease.owner`'s own: a
+   * renewal) to `lease.owner` until
+   * `lease.until`: earliest first, at most `lease.limit` (with `lease.eventId`,
+   * see there). Returns the entries
+   * leased. Across every process, an entry goes to exactly one caller while
+   * its lease lasts, so instances sharing the outbox never work one entry
+   * twice at once.
+   */
+  lease(now: Date, lease: PendingPurgeLease): Promise<PendingPurgeRecord[]>;
+  /** Count one failed attempt, set `nextAttemptAt` and `lastError`, free the lease. */
   recordFailure(eventId: string, nextAttemptAt: Date, errorCode: string): Promise<void>;
-  /** The purge is done: delete the entry. */
-  complete(eventId: string): Promise<void>;
+  /**
+   * The entry's work is done: delete it. With `sweepAt`, keep it instead as
+   * kind 'sweep' due at `sweepAt` (attempts 0, `lastError` null, lease freed).
+   */
+  complete(eventId: string, sweepAt?: Date): Promise<void>;
 }
 
 /** What `webhooks.runOnce` hands the effects. */
@@ -216,6 +255,15 @@ export interface AdapterPurgeOptions<Tx> {
    */
   ifInstalledBefore?: Date;
   /**
+   * The second pass after a committed purge (the outbox's 'sweep'): skip if
+   * the store has an installation at all (the purge deleted the one it was
+   * for, so any row is a reinstall, whatever its install time says); a purge
+   * already recorded does not make it skip. It deletes what requests in
+   * flight at the first purge wrote since, and records an audit entry only
+   * when it deleted something.
+   */
+  sweep?: boolean;
+  /**
    * The app's part (its own rows, other systems), run inside the transaction
    * before the kit's rows are deleted; returns counts to merge into the
    * result. If it throws, nothing is deleted and the error is rethrown.
@@ -275,6 +323,8 @@ export const STORAGE_ADAPTER_METHODS = [
   'webhooks.prune',
   'purgeOutbox.add',
   'purgeOutbox.due',
+  'purgeOutbox.get',
+  'purgeOutbox.lease',
   'purgeOutbox.recordFailure',
   'purgeOutbox.complete',
   'sessions.get',

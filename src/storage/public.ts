@@ -12,6 +12,8 @@ export type {
   DeliveryScope,
   InstallationAdapter,
   PendingPurgeEntry,
+  PendingPurgeKind,
+  PendingPurgeLease,
   PendingPurgeRecord,
   PurgeCounts,
   PurgeOutboxAdapter,

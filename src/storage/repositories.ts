@@ -33,6 +33,7 @@ import type {
   WebhookAdapter,
 } from './contract.js';
 import { mysqlClaim, mysqlInsertIfAbsent, mysqlUpsert } from './mysql-statements.js';
+import { createScrubBatch } from './scrub-batch.js';
 import type { AnyDrizzle, Dialect, StoreScopedTable } from './types.js';
 
 /**
@@ -449,19 +450,25 @@ export async function deleteStoreRows(
   return counts;
 }
 
+/** How long a scrub waits for more purges of a burst to join it (adds that much to one purge). */
+const SCRUB_GATHER_MS = 200;
+
 export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>['purge'] {
   const t = adapter.tables;
   const kitTables: string[] = [getTableName(t.installations), getTableName(t.sessions)];
+  // One VACUUM / checkpoint for the purges of a burst, not one per purge.
+  const scrub = createScrubBatch((tables) => adapter.scrub(tables), SCRUB_GATHER_MS);
   return async function purge(storeId, options) {
     const result = await purgeInTransaction(storeId, options);
     if (!result.purged) return result;
+    if (options.sweep && !Object.values(result.counts).some((n) => n > 0)) return result;
     // After the commit, outside the transaction: deleted rows must not stay
     // readable on disk (SQLite free pages and WAL, Postgres dead tuples).
     // The app's counts are keyed by its table names (see deleteStoreRows).
     const appTables = Object.keys(result.counts).filter(
       (name) => !kitTables.includes(name) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name),
     );
-    return { ...result, scrubbed: await adapter.scrub([...appTables, ...kitTables]) };
+    return { ...result, scrubbed: await scrub([...appTables, ...kitTables]) };
   };
 
   function purgeInTransaction(
@@ -489,6 +496,11 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
       // the platform's), else ours for rows written before it was recorded.
       const installedAt = rows[0]?.platformInstalledAt ?? rows[0]?.installedAt;
       const before = options.ifInstalledBefore;
+      // The purge this sweep follows deleted the installation it was for: any
+      // row now is a reinstall, whatever its install time says (the platform's
+      // Date header has whole seconds; a reinstall in the uninstall's second
+      // would compare as older).
+      if (options.sweep && rows.length > 0) return { purged: false, counts: {} };
       if (before !== undefined) {
         if (installedAt !== undefined && installedAt.getTime() > before.getTime()) {
           return { purged: false, counts: {} };
@@ -499,7 +511,7 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
         // are compared with event times (the platform's clock), never with our
         // clock. App rows left without an installation and without such a purge
         // are still deleted below.
-        if (installedAt === undefined) {
+        if (installedAt === undefined && !options.sweep) {
           const done = await adapter.run('reading the purge audit', (db) =>
             db
               .select({ id: t.purgeAudit.id })
@@ -536,6 +548,10 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
           db.delete(table).where(where),
         );
         counts[name] = adapter.affected(result);
+      }
+      // A sweep that found nothing leaves no trace: most find nothing.
+      if (options.sweep && !Object.values(counts).some((n) => n > 0)) {
+        return { purged: true, counts };
       }
       await adapter.run('writing the purge audit row', (db) =>
         db

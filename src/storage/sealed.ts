@@ -155,15 +155,19 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       add: (entry) => adapter.purgeOutbox.add(entry, new Date()),
       async list() {
         const all = await adapter.purgeOutbox.due(END_OF_TIME, LIST_PENDING_MAX);
-        return all.sort(
-          (a, b) =>
-            a.createdAt.getTime() - b.createdAt.getTime() || a.eventId.localeCompare(b.eventId),
-        );
+        return all
+          .filter((p) => p.kind !== 'sweep')
+          .sort(
+            (a, b) =>
+              a.createdAt.getTime() - b.createdAt.getTime() || a.eventId.localeCompare(b.eventId),
+          );
       },
       due: (now, limit) => adapter.purgeOutbox.due(now, limit),
+      get: (eventId) => adapter.purgeOutbox.get(eventId),
+      lease: (lease) => adapter.purgeOutbox.lease(new Date(), lease),
       recordFailure: (eventId, nextAttemptAt, errorCode) =>
         adapter.purgeOutbox.recordFailure(eventId, nextAttemptAt, errorCode.slice(0, 64)),
-      complete: (eventId) => adapter.purgeOutbox.complete(eventId),
+      complete: (eventId, sweepAt) => adapter.purgeOutbox.complete(eventId, sweepAt),
     },
     sessionStore(storeOptions) {
       const store = new AdapterSessionStore(adapter.sessions, storeOptions, options.logger);
@@ -178,7 +182,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       const tables = purgeOptions.tables ?? [];
       const scoped = builtin ? builtin.scopedTables(tables) : [];
       if (!builtin && tables.length > 0) throw customAdapterOnly('storeScopedTables');
-      const { onPurge, ifInstalledBefore } = purgeOptions;
+      const { onPurge, ifInstalledBefore, sweep } = purgeOptions;
       const effects =
         scoped.length > 0 || onPurge
           ? async (tx: unknown): Promise<PurgeCounts> => {
@@ -190,6 +194,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       return adapter.purge(storeId, {
         now: new Date(),
         ...(ifInstalledBefore ? { ifInstalledBefore } : {}),
+        ...(sweep ? { sweep } : {}),
         ...(effects ? { effects } : {}),
       });
     },

@@ -11,7 +11,12 @@
  * - Every method is safe to call from several processes on one database.
  */
 import type { Store as SessionStore } from 'express-session';
-import type { PendingPurgeEntry, PendingPurgeRecord, PurgeResult } from './contract.js';
+import type {
+  PendingPurgeEntry,
+  PendingPurgeLease,
+  PendingPurgeRecord,
+  PurgeResult,
+} from './contract.js';
 
 export type { PurgeCounts, PurgeResult } from './contract.js';
 
@@ -127,6 +132,8 @@ export interface PurgeOptions {
    * platform's clock), else with `installedAt`.
    */
   ifInstalledBefore?: Date;
+  /** The second pass after a committed purge (see AdapterPurgeOptions.sweep). */
+  sweep?: boolean;
 }
 
 /** An uninstall's purge not yet done (the purge outbox). */
@@ -139,14 +146,18 @@ export interface PendingPurgeRepository {
    * add of one event is a no-op.
    */
   add(entry: PendingPurgeEntry): Promise<void>;
-  /** Every pending purge, oldest first. */
+  /** Every pending purge (kind 'purge'; scheduled sweeps are not pending purges), oldest first. */
   list(): Promise<PendingPurge[]>;
-  /** Pending purges whose next attempt is due at `now`, oldest first. */
+  /** Entries (purges and sweeps) whose next attempt is due at `now`, oldest first. */
   due(now: Date, limit: number): Promise<PendingPurge[]>;
-  /** An attempt failed: count it and schedule the next one. */
+  /** The entry of `eventId` (purge or sweep), or null. */
+  get(eventId: string): Promise<PendingPurge | null>;
+  /** Lease due, unleased entries (see PurgeOutboxAdapter.lease). */
+  lease(lease: PendingPurgeLease): Promise<PendingPurge[]>;
+  /** An attempt failed: count it, schedule the next one, free the lease. */
   recordFailure(eventId: string, nextAttemptAt: Date, errorCode: string): Promise<void>;
-  /** The purge is done: forget it. */
-  complete(eventId: string): Promise<void>;
+  /** The purge (or sweep) is done: forget it, or with `sweepAt` keep it as a sweep due then. */
+  complete(eventId: string, sweepAt?: Date): Promise<void>;
 }
 
 export interface WebhookRepository {

@@ -402,6 +402,7 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
           attempts: 0,
           nextAttemptAt: at(100),
           lastError: null,
+          kind: 'purge',
         });
         if (options.txProbe) expect(await options.txProbe.count(id)).toBe(1);
         await a.purgeOutbox.complete(id);
@@ -445,6 +446,7 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
           attempts: 0,
           nextAttemptAt: at(base + 10),
           lastError: null,
+          kind: 'purge',
         });
         await b.purgeOutbox.recordFailure(e1, at(base + 60_000), 'STORAGE_UNAVAILABLE');
         expect((await mine(at(base + 59_999))).map((p) => p.eventId)).toEqual([e2]);
@@ -457,6 +459,128 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
         await a.purgeOutbox.complete(e1);
         await b.purgeOutbox.complete(e2);
         expect(await mine(at(base + 10 ** 9))).toEqual([]);
+      });
+
+      it('get returns one entry or null; complete with sweepAt keeps it as a sweep due then', async () => {
+        const base = 51 * 365 * 86_400_000;
+        const eventId = unique('evt');
+        const entry = { eventId, storeId: unique('s'), eventAt: at(base) };
+        expect(await b.purgeOutbox.get(eventId)).toBeNull();
+        await a.purgeOutbox.add(entry, at(base + 10));
+        expect(await b.purgeOutbox.get(eventId)).toMatchObject({ ...entry, kind: 'purge' });
+        await a.purgeOutbox.recordFailure(eventId, at(base + 20), 'STORAGE_UNAVAILABLE');
+        await b.purgeOutbox.complete(eventId, at(base + 60_000));
+        expect(await a.purgeOutbox.get(eventId)).toEqual({
+          ...entry,
+          createdAt: at(base + 10),
+          attempts: 0,
+          nextAttemptAt: at(base + 60_000),
+          lastError: null,
+          kind: 'sweep',
+        });
+        // Leasing by event id never takes a sweep (a redelivery must not run it early).
+        expect(
+          await b.purgeOutbox.lease(at(base + 30), {
+            owner: unique('o'),
+            until: at(base + 90),
+            limit: 1,
+            eventId,
+          }),
+        ).toEqual([]);
+        // A second add of the event (a redelivery) does not turn the sweep back into a purge.
+        await a.purgeOutbox.add(entry, at(base + 30));
+        expect((await a.purgeOutbox.get(eventId))?.kind).toBe('sweep');
+        await a.purgeOutbox.complete(eventId);
+        expect(await b.purgeOutbox.get(eventId)).toBeNull();
+      });
+
+      it('lease: each due entry goes to exactly one of racing callers until the lease ends', async () => {
+        const base = 52 * 365 * 86_400_000;
+        const ids = Array.from({ length: 5 }, () => unique('lease'));
+        for (const [i, eventId] of ids.entries()) {
+          await a.purgeOutbox.add(
+            { eventId, storeId: unique('s'), eventAt: at(base) },
+            at(base + i),
+          );
+        }
+        const now = at(base + 100);
+        const mine = (list: Array<{ eventId: string }>) =>
+          list.map((p) => p.eventId).filter((id) => ids.includes(id));
+        // Not due yet: nothing to lease.
+        expect(
+          mine(
+            await a.purgeOutbox.lease(at(base - 1), {
+              owner: unique('o'),
+              until: now,
+              limit: 10 ** 6,
+            }),
+          ),
+        ).toEqual([]);
+        const adapters = [a, b];
+        const taken = await Promise.all(
+          Array.from({ length: contenders }, (_, i) =>
+            adapters[i % 2]!.purgeOutbox.lease(now, {
+              owner: unique('owner'),
+              until: at(base + 60_000),
+              limit: 10 ** 6,
+            }),
+          ),
+        );
+        const all = taken.flatMap(mine);
+        expect(all.sort()).toEqual([...ids].sort());
+        // Leased: nobody gets them again before the lease ends, even by event id.
+        expect(
+          mine(
+            await b.purgeOutbox.lease(at(base + 59_999), {
+              owner: unique('o'),
+              until: at(base + 70_000),
+              limit: 10 ** 6,
+            }),
+          ),
+        ).toEqual([]);
+        expect(
+          await a.purgeOutbox.lease(at(base + 59_999), {
+            owner: unique('o'),
+            until: at(base + 70_000),
+            limit: 1,
+            eventId: ids[0]!,
+          }),
+        ).toEqual([]);
+        // A failure frees the lease; by event id the entry is leased before its next attempt is due.
+        await a.purgeOutbox.recordFailure(ids[1]!, at(base + 200), 'X');
+        const renewer = unique('renewer');
+        const again = await b.purgeOutbox.lease(at(base + 150), {
+          owner: renewer,
+          until: at(base + 30_000),
+          limit: 1,
+          eventId: ids[1]!,
+        });
+        expect(again.map((p) => p.eventId)).toEqual([ids[1]]);
+        expect(again[0]).toMatchObject({ attempts: 1, lastError: 'X', kind: 'purge' });
+        // Its owner renews it; nobody else takes it meanwhile.
+        const renewed = await b.purgeOutbox.lease(at(base + 29_000), {
+          owner: renewer,
+          until: at(base + 40_000),
+          limit: 1,
+          eventId: ids[1]!,
+        });
+        expect(renewed.map((p) => p.eventId)).toEqual([ids[1]]);
+        expect(
+          await a.purgeOutbox.lease(at(base + 35_000), {
+            owner: unique('o'),
+            until: at(base + 50_000),
+            limit: 1,
+            eventId: ids[1]!,
+          }),
+        ).toEqual([]);
+        // Once the leases ended (their owners crashed), the entries are leased again, earliest due first.
+        const after = await a.purgeOutbox.lease(at(base + 60_000), {
+          owner: unique('o'),
+          until: at(base + 120_000),
+          limit: 10 ** 6,
+        });
+        expect(mine(after)).toEqual([...ids.filter((id) => id !== ids[1]), ids[1]]);
+        for (const id of ids) await a.purgeOutbox.complete(id);
       });
     });
 
@@ -582,6 +706,43 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
         expect((await run(at(10_000))).purged).toBe(true);
         expect(effects).toBe(1);
         expect((await present(storeId)).installation).toBe(false);
+      });
+
+      it('sweep: deletes what was written after the purge, keeps a newer install, records only a non-empty run', async () => {
+        const storeId = unique('sweep');
+        await seed(storeId, at(0));
+        const event = { now: at(5000), ifInstalledBefore: at(1000) };
+        expect((await a.purge(storeId, event)).purged).toBe(true);
+        // A request in flight at the purge (or another instance's stale cache) writes a session.
+        await b.sessions.set(`${storeId}-sid`, { storeId, data: {}, expiresAt: at(10 ** 12) });
+        // A plain redelivery is a duplicate; the sweep is not.
+        expect(await a.purge(storeId, event)).toEqual({ purged: false, counts: {} });
+        let effects = 0;
+        const sweep = await b.purge(storeId, {
+          ...event,
+          now: at(65_000),
+          sweep: true,
+          effects: async () => {
+            effects++;
+            return {};
+          },
+        });
+        expect(sweep.purged).toBe(true);
+        expect(sweep.counts).toMatchObject({ store_app_sessions: 1 });
+        expect(effects).toBe(1);
+        expect(await present(storeId)).toEqual({ installation: false, session: false });
+        // Reinstalled after the purge: the sweep touches nothing, even when the
+        // platform's install time (whole seconds) compares older than the event.
+        await seed(storeId, at(70_000), at(999));
+        expect(
+          await a.purge(storeId, {
+            ...event,
+            now: at(125_000),
+            sweep: true,
+            effects: async () => ({}),
+          }),
+        ).toEqual({ purged: false, counts: {} });
+        expect(await present(storeId)).toEqual({ installation: true, session: true });
       });
 
       it("compares with the platform's install time when the row has one", async () => {

@@ -165,6 +165,7 @@ describe('createHealthCheck', () => {
     attempts: lastError ? 1 : 0,
     nextAttemptAt: createdAt,
     lastError,
+    kind: 'purge',
   });
 
   it('ages the oldest pending purge on its clock and reuses a report for cacheMs', async () => {

@@ -28,7 +28,7 @@ export interface MemoryDatabase {
   installations: Map<string, StoredInstallation & { lease: Lease | null }>;
   claims: Map<string, number>;
   deliveries: Map<string, number>;
-  outbox: Map<string, PendingPurgeRecord>;
+  outbox: Map<string, PendingPurgeRecord & { lease: Lease | null }>;
   sessions: Map<string, SessionRecord>;
   audit: Array<{ storeId: string; purgedAt: number; eventAt: number | null }>;
   /** Serialises transactions (runOnce, purge) across every instance. */
@@ -86,12 +86,14 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
     now: Date,
   ) => {
     if (db.outbox.has(entry.eventId)) return;
-    const record: PendingPurgeRecord = {
+    const record = {
       ...copy(entry),
       createdAt: now,
       attempts: 0,
       nextAttemptAt: now,
       lastError: null,
+      kind: 'purge' as const,
+      lease: null,
     };
     tx.write(
       () => db.outbox.set(entry.eventId, record),
@@ -99,6 +101,12 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
     );
   };
   const direct: MemoryTx = { write: (apply) => apply() };
+  const byDue = (x: PendingPurgeRecord, y: PendingPurgeRecord) =>
+    +x.nextAttemptAt - +y.nextAttemptAt || (x.eventId < y.eventId ? -1 : 1);
+  const record = (p: PendingPurgeRecord & { lease: Lease | null }): PendingPurgeRecord => {
+    const { lease: _lease, ...rest } = p;
+    return copy(rest);
+  };
 
   return {
     name: 'memory',
@@ -214,18 +222,57 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
         open();
         return [...db.outbox.values()]
           .filter((p) => p.nextAttemptAt <= now)
-          .sort((x, y) => +x.nextAttemptAt - +y.nextAttemptAt || (x.eventId < y.eventId ? -1 : 1))
+          .sort(byDue)
           .slice(0, limit)
-          .map(copy);
+          .map(record);
+      },
+      async get(eventId) {
+        open();
+        const p = db.outbox.get(eventId);
+        return p ? record(p) : null;
+      },
+      async lease(now, { owner, until, limit, eventId }) {
+        open();
+        // Synchronous from check to set: no other caller can interleave.
+        const taken = [...db.outbox.values()]
+          .filter(
+            (p) =>
+              (eventId === undefined
+                ? p.nextAttemptAt <= now
+                : p.eventId === eventId && (p.kind === 'purge' || p.lease?.owner === owner)) &&
+              (p.lease === null || p.lease.until <= +now || p.lease.owner === owner),
+          )
+          .sort(byDue)
+          .slice(0, limit);
+        for (const p of taken) p.lease = { owner, until: +until };
+        return taken.map(record);
       },
       async recordFailure(eventId, nextAttemptAt, errorCode) {
         open();
         const p = db.outbox.get(eventId);
-        if (p) Object.assign(p, { attempts: p.attempts + 1, nextAttemptAt, lastError: errorCode });
+        if (p) {
+          Object.assign(p, {
+            attempts: p.attempts + 1,
+            nextAttemptAt,
+            lastError: errorCode,
+            lease: null,
+          });
+        }
       },
-      async complete(eventId) {
+      async complete(eventId, sweepAt) {
         open();
-        db.outbox.delete(eventId);
+        const p = db.outbox.get(eventId);
+        if (!p) return;
+        if (sweepAt === undefined) db.outbox.delete(eventId);
+        else {
+          Object.assign(p, {
+            kind: 'sweep',
+            attempts: 0,
+            nextAttemptAt: sweepAt,
+            lastError: null,
+            lease: null,
+          });
+        }
       },
     },
     sessions: {
@@ -256,14 +303,16 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
         return n;
       },
     },
-    purge(storeId, { ifInstalledBefore, effects, now }) {
+    purge(storeId, { ifInstalledBefore, sweep, effects, now }) {
       return transaction(async (tx) => {
         const r = row(storeId);
         const installedAt = r ? (r.platformInstalledAt ?? r.installedAt) : undefined;
+        if (sweep && r) return { purged: false, counts: {} };
         if (ifInstalledBefore) {
           const skip = installedAt
             ? installedAt > ifInstalledBefore
-            : db.audit.some(
+            : !sweep &&
+              db.audit.some(
                 (a) =>
                   a.storeId === storeId && a.eventAt !== null && a.eventAt >= +ifInstalledBefore,
               );
@@ -283,6 +332,7 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
           if (s.storeId === storeId && db.sessions.delete(sid)) sessions++;
         }
         counts['store_app_sessions'] = sessions;
+        if (sweep && !Object.values(counts).some((n) => n > 0)) return { purged: true, counts };
         db.audit.push({
           storeId,
           purgedAt: +now,

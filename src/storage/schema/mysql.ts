@@ -126,6 +126,9 @@ export const pendingPurges = mysqlTable(
     attempts: int('attempts').notNull().default(0),
     nextAttemptAt: ts('next_attempt_at').notNull(),
     lastError: key('last_error', ID),
+    kind: key('kind', 16).notNull().default('purge'),
+    leaseOwner: key('lease_owner', ID),
+    leaseUntil: ts('lease_until'),
   },
   (t) => [index('store_app_pending_purges_next_attempt_at_idx').on(t.nextAttemptAt)],
 );

@@ -103,6 +103,9 @@ export const pendingPurges = pgTable(
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: ts('next_attempt_at').notNull(),
     lastError: text('last_error'),
+    kind: text('kind').notNull().default('purge'),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: ts('lease_until'),
   },
   (t) => [index('store_app_pending_purges_next_attempt_at_idx').on(t.nextAttemptAt)],
 );

@@ -106,6 +106,14 @@ export const pendingPurges = sqliteTable(
     nextAttemptAt: ms('next_attempt_at').notNull(),
     /** Error code of the last failed attempt (never a message: it may hold data). */
     lastError: text('last_error'),
+    /**
+     * 'purge', or 'sweep': the purge committed and a second pass runs at
+     * `next_attempt_at` for rows written by requests still in flight then.
+     */
+    kind: text('kind').notNull().default('purge'),
+    /** The claim of the instance working the entry (one worker at a time). */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: ms('lease_until'),
   },
   (t) => [index('store_app_pending_purges_next_attempt_at_idx').on(t.nextAttemptAt)],
 );
