@@ -91,7 +91,7 @@ describe('main entry import graph', () => {
     }
     const own = r.urls.filter((u) => u.startsWith(`${dist}/`)).map((u) => u.slice(dist.length));
     expect(own).toContain('/client/public.js');
-    expect(own.filter((u) => !/^\/(client|errors|options|telemetry)\//.test(u))).toEqual([]);
+    expect(own.filter((u) => !/^\/(client|cache|errors|options|telemetry)\//.test(u))).toEqual([]);
   });
 
   it('store-app-kit/testing/adapter-suite reaches vitest only, no driver and no kit runtime', () => {

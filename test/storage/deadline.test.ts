@@ -227,7 +227,8 @@ describe('background work backs off while storage fails', () => {
     let failing = true;
     const outbox = createPurgeOutbox({
       pendingPurges: {
-        async due() {
+        // A pass starts by leasing the due entries (issue 22 §5).
+        async lease() {
           calls++;
           if (failing) throw down();
           return [];
