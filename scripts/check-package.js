@@ -208,7 +208,8 @@ function extractExamples() {
           const body = code.replace(/\{ … \}/g, '{}').replace(/\/\/ …/g, '');
           out.push({
             from: `${file}:${block.start}`,
-            code: `${defaults(body)}${prelude}\n${body}`,
+            // The prelude's declarations count as bound: no second `kit`.
+            code: `${defaults(`${prelude}\n${body}`)}${prelude}\n${body}`,
           });
         }
         block = null;

@@ -2,7 +2,7 @@
 // test/packaging/package-files.test.ts). An allowlist, not a denylist: a file
 // nobody meant to ship (a demo's database, a .env, a local platform's .dev/)
 // fails the check whatever its name.
-//   store-app-kit     package.json, README.md, CHANGELOG.md, LICENSE; dist/ as
+//   store-app-kit     package.json, README.md, CHANGELOG.md, LICENSE, openapi.json; dist/ as
 //                     .js and .d.ts only; docs/ and migrations/ exactly as
 //                     committed; every `exports` and `bin` target present
 //   create-store-app  package.json, README.md, LICENSE; dist/ as .js only;
@@ -53,7 +53,7 @@ export function packProblems(kind, { files, committed, pkg }) {
   const have = new Set(files);
   const top =
     kind === 'kit'
-      ? ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']
+      ? ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'openapi.json']
       : ['package.json', 'README.md', 'LICENSE'];
   const dist = kind === 'kit' ? /^dist\/.+\.(js|d\.ts)$/ : /^dist\/.+\.js$/;
   const asCommitted = new Set(committed);
