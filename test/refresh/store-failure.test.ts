@@ -5,12 +5,9 @@
  * another process inside the platform's grace period. Real sockets against
  * the local platform, a real full disk (tmpfs), a real Postgres.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, fork } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClientFactory } from '../../src/client/factory.js';
@@ -20,6 +17,7 @@ import { createTokenManager } from '../../src/refresh/manager.js';
 import { resolveRefreshOptions } from '../../src/refresh/options.js';
 import { createFixture, type Fixture } from '../client/setup.js';
 import { createTempDatabase, POSTGRES_ADMIN_URL, type TempDatabase } from '../helpers/postgres.js';
+import { mountVolume } from '../helpers/volume.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -67,25 +65,6 @@ function runtimeOn(fx: Fixture, now: () => number, refresh?: (t: string) => Prom
   return { tokens, client: (id: string) => clients.forStore(id) };
 }
 
-/** Empties the WAL, then fills the volume: the next write needs space it cannot get. */
-function fillVolume(dbFile: string, filler: string): void {
-  const side = new Database(dbFile);
-  side.pragma('wal_checkpoint(TRUNCATE)');
-  side.close();
-  const fd = openSync(filler, 'w');
-  try {
-    for (const size of [64 * 1024, 4096, 512, 1]) {
-      try {
-        for (;;) writeSync(fd, Buffer.alloc(size));
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'ENOSPC') throw err;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -96,22 +75,18 @@ async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Prom
 
 describe('storing refreshed tokens fails after the platform rotated them', () => {
   it('full disk (SQLite on a small tmpfs): the pair is served, stored once space is freed, and the grant outlives the grace period', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sak-full-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', dir]);
-    cleanups.push(() => {
-      execFileSync('umount', ['-l', dir]);
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const vol = mountVolume(3);
+    cleanups.push(() => vol.close());
+    const dir = vol.dir;
     let fx!: Fixture;
     const clock = clocks(() => fx);
     fx = await createFixture({ databaseUrl: `file:${join(dir, 'app.db')}`, now: clock.now });
     cleanups.push(() => fx.close());
     const inst = await fx.install({ seed: 1 });
-    const filler = join(dir, 'filler');
     let filled = 0;
     const { tokens, client } = runtimeOn(fx, clock.now, async () => {
       // The volume fills up between the token response and the write.
-      if (filled++ === 0) fillVolume(join(dir, 'app.db'), filler);
+      if (filled++ === 0) vol.fill(join(dir, 'app.db'));
     });
     await client(inst.storeId).products.list({ limit: 1 });
 
@@ -128,7 +103,7 @@ describe('storing refreshed tokens fails after the platform rotated them', () =>
     expect(fx.refreshCalls() - before).toBe(1);
     const served = await tokens.getAccessToken(inst.storeId);
 
-    rmSync(filler);
+    vol.free();
     await until(() => tokens.pendingWrites() === 0);
     const stored = await fx.storage.installations.get(inst.storeId);
     expect(stored!.version).toBe(inst.version + 1);
