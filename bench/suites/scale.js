@@ -21,7 +21,7 @@
 // (BENCH_QUICK=1: 1000 only, the CI size); SCALE_DIALECTS=sqlite picks the databases;
 // SCALE_PHASES=memory leaves out the two refresh runs.
 import { fork } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,6 +34,7 @@ import { startPlatform } from '../../dist/platform/index.js';
 import { createStorage } from '../../dist/storage/index.js';
 import * as postgresSchema from '../../dist/storage/schema/postgres.js';
 import * as sqliteSchema from '../../dist/storage/schema/sqlite.js';
+import { issueTokens } from '../lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const workerScript = join(here, '..', 'workers', 'scale-worker.js');
@@ -94,35 +95,12 @@ async function seed(platform, app, storage, dialect, encryptionKey, n) {
     }
   });
   async function installOne(storeId) {
-    const verifier = randomBytes(32).toString('base64url');
-    const authorize = new URL(`${platform.authUrl}/oauth/authorize`);
-    authorize.search = new URLSearchParams({
-      client_id: app.clientId,
-      redirect_uri: REDIRECT_URI,
-      scope: 'read_products',
-      state: 'scale',
-      response_type: 'code',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      store_id: storeId,
-    }).toString();
-    const code = new URL(
-      platform.approveInstall({ authorizeUrl: authorize.toString(), storeId }),
-    ).searchParams.get('code');
-    const res = await fetch(`${platform.authUrl}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        grant_type: 'authorization_code',
-        client_id: app.clientId,
-        client_secret: app.clientSecret,
-        code,
-        redirect_uri: REDIRECT_URI,
-        code_verifier: verifier,
-      }),
+    const t = await issueTokens(platform, {
+      app,
+      storeId,
+      redirectUri: REDIRECT_URI,
+      scopes: ['read_products'],
     });
-    if (!res.ok) throw new Error(`token exchange failed: ${res.status}`);
-    const t = await res.json();
     const now = new Date();
     pending.push({
       storeId,
