@@ -139,3 +139,17 @@ function staticHeaders(
   // helmet answers synchronously; anything else is kept per request, as it was.
   return done && error === undefined ? { set, removed } : undefined;
 }
+
+/**
+ * The frame-ancestors a kit page carries in its own CSP: what the security
+ * headers would send, or undefined when the app sends its own (none from us).
+ */
+export function pageFrameAncestors(config: {
+  embedded: ResolvedHttpOptions['embedded'];
+  securityHeaders: Pick<ResolvedHttpOptions['securityHeaders'], 'enabled' | 'framing'>;
+}): string[] | undefined {
+  if (!config.securityHeaders.enabled || config.securityHeaders.framing === 'unprotected') {
+    return undefined;
+  }
+  return frameAncestors(config.embedded);
+}

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
+import type { CoreResponse } from '../core/http.js';
 
 export function escapeHtml(s: string): string {
   // Enough for text and double-quoted attributes, the only places values go.
@@ -45,13 +46,7 @@ a.button:focus-visible { outline: 3px solid #2c6ecb; outline-offset: 2px; }
  * stylesheet (and script, when it has one), keeping the app's frame-ancestors
  * so the page may show where the app may.
  */
-function pageCsp(res: Response, nonce: string, script: boolean, frameAncestors?: string[]): string {
-  const existing = res.getHeader('content-security-policy');
-  const ancestors = frameAncestors
-    ? `frame-ancestors ${frameAncestors.join(' ')}`
-    : typeof existing === 'string'
-      ? /frame-ancestors[^;]*/.exec(existing)?.[0]
-      : undefined;
+function pageCsp(nonce: string, script: boolean, ancestors: string | undefined): string {
   return [
     "default-src 'none'",
     `style-src 'nonce-${nonce}'`,
@@ -76,13 +71,41 @@ ${body}
 `;
 }
 
+/** The frame-ancestors directive the response already carries (helmet's), if any. */
+function existingAncestors(res: Response): string | undefined {
+  const existing = res.getHeader('content-security-policy');
+  return typeof existing === 'string' ? /frame-ancestors[^;]*/.exec(existing)?.[0] : undefined;
+}
+
+function ancestorsDirective(frameAncestors: readonly string[] | undefined): string | undefined {
+  return frameAncestors ? `frame-ancestors ${frameAncestors.join(' ')}` : undefined;
+}
+
+function htmlResponse(
+  status: number,
+  html: string,
+  csp: string,
+  extra: Record<string, string> = {},
+): CoreResponse {
+  return {
+    status,
+    headers: { 'cache-control': 'no-store', ...extra, 'content-security-policy': csp },
+    cookies: [],
+    body: { kind: 'html', value: html },
+  };
+}
+
 /**
- * Answers with one of the kit's pages (install failed, installation expired,
- * platform or database unavailable…): status, `X-Store-App-Error: code`, no
- * caching, and only the title, message and retry link given — never a stack,
- * token or secret.
+ * One of the kit's pages (install failed, installation expired, platform or
+ * database unavailable…): status, `X-Store-App-Error: code`, no caching, and only
+ * the title, message and retry link given — never a stack, token or secret.
+ * `frameAncestors`: where the page may be framed (undefined: no directive).
  */
-export function sendPage(res: Response, page: PageInput): void {
+export function pageResponse(page: PageInput, frameAncestors?: readonly string[]): CoreResponse {
+  return renderPage(page, ancestorsDirective(frameAncestors));
+}
+
+function renderPage(page: PageInput, ancestors: string | undefined): CoreResponse {
   const nonce = randomBytes(16).toString('base64');
   const retry = page.retryUrl
     ? `<p><a class="button" href="${escapeHtml(page.retryUrl)}" target="_top">${escapeHtml(page.retryLabel ?? 'Try again')}</a></p>`
@@ -90,13 +113,23 @@ export function sendPage(res: Response, page: PageInput): void {
   const body = `<h1>${escapeHtml(page.title)}</h1>
 <p>${escapeHtml(page.message)}</p>
 ${retry}<p class="code">Error code: <code>${escapeHtml(page.code)}</code></p>`;
-  res
-    .status(page.status)
-    .set('Cache-Control', 'no-store')
-    .set('X-Store-App-Error', page.code)
-    .set('Content-Security-Policy', pageCsp(res, nonce, false))
-    .type('html')
-    .send(layout(page.title, body, nonce, page.status >= 400 ? 'error' : 'info'));
+  return htmlResponse(
+    page.status,
+    layout(page.title, body, nonce, page.status >= 400 ? 'error' : 'info'),
+    pageCsp(nonce, false, ancestors),
+    { 'x-store-app-error': page.code },
+  );
+}
+
+/** `pageResponse` written to Express's `res`, keeping the frame-ancestors helmet set. */
+export function sendPage(res: Response, page: PageInput): void {
+  writeHtml(res, renderPage(page, existingAncestors(res)));
+}
+
+function writeHtml(res: Response, r: CoreResponse): void {
+  res.status(r.status);
+  for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
+  res.type('html').send(r.body.kind === 'html' ? r.body.value : '');
 }
 
 /**
@@ -105,19 +138,23 @@ ${retry}<p class="code">Error code: <code>${escapeHtml(page.code)}</code></p>`;
  * would be invisible to the top-level callback). The link is the fallback
  * when scripts are blocked or the frame may not navigate its parent.
  */
-export function sendBreakout(res: Response, topUrl: string, frameAncestors: string[]): void {
+export function breakoutResponse(topUrl: string, frameAncestors: readonly string[]): CoreResponse {
   const nonce = randomBytes(16).toString('base64');
   const url = escapeHtml(topUrl);
   const body = `<h1>Continue to install</h1>
 <p>The installation continues in the full window.</p>
 <p><a class="button" id="go" href="${url}" target="_top">Continue</a></p>
 <script nonce="${nonce}">(function () { var u = document.getElementById('go').href; try { window.top.location.href = u; } catch (e) { /* the link stays */ } })();</script>`;
-  res
-    .status(200)
-    .set('Cache-Control', 'no-store')
-    .set('Content-Security-Policy', pageCsp(res, nonce, true, frameAncestors))
-    .type('html')
-    .send(layout('Continue to install', body, nonce, 'info'));
+  return htmlResponse(
+    200,
+    layout('Continue to install', body, nonce, 'info'),
+    pageCsp(nonce, true, ancestorsDirective(frameAncestors)),
+  );
+}
+
+/** `breakoutResponse` written to Express's `res`. */
+export function sendBreakout(res: Response, topUrl: string, frameAncestors: string[]): void {
+  writeHtml(res, breakoutResponse(topUrl, frameAncestors));
 }
 
 /** What the merchant is told on the re-authorisation page, by the reason's code. */
@@ -151,7 +188,17 @@ const REAUTHORIZE_REASONS: Record<string, { title: string; message: string }> = 
  * click, since the authorize page refuses framing. It also tries to leave by
  * script, which browsers may block without a click.
  */
-export function sendReauthorize(res: Response, input: { url: string; code: string }): void {
+export function reauthorizeResponse(
+  input: { url: string; code: string },
+  frameAncestors?: readonly string[],
+): CoreResponse {
+  return renderReauthorize(input, ancestorsDirective(frameAncestors));
+}
+
+function renderReauthorize(
+  input: { url: string; code: string },
+  ancestors: string | undefined,
+): CoreResponse {
   const nonce = randomBytes(16).toString('base64');
   const reason = REAUTHORIZE_REASONS[input.code] ?? {
     title: 'Authorise the app again',
@@ -162,10 +209,14 @@ export function sendReauthorize(res: Response, input: { url: string; code: strin
 <p><a class="button" id="go" href="${escapeHtml(input.url)}" target="_top">Continue</a></p>
 <p class="code">Reason: <code>${escapeHtml(input.code)}</code></p>
 <script nonce="${nonce}">(function () { var u = document.getElementById('go').href; try { window.top.location.href = u; } catch (e) { /* the button stays */ } })();</script>`;
-  res
-    .status(200)
-    .set('Cache-Control', 'no-store')
-    .set('Content-Security-Policy', pageCsp(res, nonce, true))
-    .type('html')
-    .send(layout(reason.title, body, nonce, 'info'));
+  return htmlResponse(
+    200,
+    layout(reason.title, body, nonce, 'info'),
+    pageCsp(nonce, true, ancestors),
+  );
+}
+
+/** `reauthorizeResponse` written to Express's `res`, keeping the frame-ancestors helmet set. */
+export function sendReauthorize(res: Response, input: { url: string; code: string }): void {
+  writeHtml(res, renderReauthorize(input, existingAncestors(res)));
 }
