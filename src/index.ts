@@ -53,6 +53,7 @@ export {
   StorageError,
   StoreAppError,
 } from './errors/index.js';
+export type { GrantCheck } from './grant/index.js';
 export type { HealthOptions, HealthReport } from './health/index.js';
 export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './http/express-version.js';
 export type {

@@ -17,6 +17,7 @@ import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
+import { createGrantChecker, type GrantCheck } from './grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
 import { healthDetailWarning } from './health/options.js';
 import { kitErrorHandler } from './http/errors.js';
@@ -113,6 +114,12 @@ interface StoreAppKitBase {
   authenticated(): AuthenticatedHandler;
   /** The typed API client of a store, for background jobs and scripts. */
   client(storeId: string): StoreApiClient;
+  /**
+   * Asks the platform's session check what the store's grant is, beside what the
+   * kit stored (scopes, store). Every install is confirmed this way in the
+   * background. A revoked grant is reported, never purged.
+   */
+  checkGrant(storeId: string): Promise<GrantCheck>;
   /**
    * An app session token (HS256 JWT) for the embedded frontend's `Authorization: Bearer`,
    * bound to the store's current installation (an uninstall ends it). Throws
@@ -245,6 +252,16 @@ export async function createKit(
     }
   };
 
+  // --- grant confirmation: the platform's session check ---------------------
+  const grants = createGrantChecker({
+    client: (storeId) => api.client(storeId),
+    storedScopes: async (storeId) => (await storage.installations.get(storeId))?.scopes,
+    requiredScopes: config.oauth.scopes,
+    sessionCheckUrl: config.client.sessionCheckUrl ?? config.oauth.sessionCheckUrl,
+    logger: logger.child({ component: 'grant' }),
+  });
+  closers.push(() => grants.close());
+
   // --- purge outbox: pending uninstall purges, resumed now and retried -----
   const outbox = createPurgeOutbox({
     pendingPurges: storage.pendingPurges,
@@ -312,7 +329,11 @@ export async function createKit(
           )
         : session,
     );
-    createInstallRoutes({ config, storage, logger, onInstalled: (id) => api.forget(id) }, r);
+    const onInstalled = (storeId: string): void => {
+      api.forget(storeId);
+      grants.confirmInstall(storeId);
+    };
+    createInstallRoutes({ config, storage, logger, onInstalled }, r);
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
     r.use(kitErrorHandler(logger));
     return r;
@@ -336,6 +357,7 @@ export async function createKit(
     // The handler sets res.locals.store before calling next(); the type says so.
     authenticated: () => api.authenticated() as unknown as AuthenticatedHandler,
     client: (storeId) => api.client(storeId),
+    checkGrant: (storeId) => grants.check(storeId),
     sessionToken: (storeId) => api.sessionToken(storeId),
     dialect: storage.dialect,
     db: storage.db,
