@@ -149,3 +149,16 @@ export async function outputsNameEveryField() {
   const levels = await client.inventory.get('p');
   assert<Equal<(typeof levels.locations)[number]['available'], number>>();
 }
+
+export async function grantCheckNarrows(
+  check: () => Promise<import('../../src/grant/index.js').GrantCheck>,
+) {
+  const result = await check();
+  // @ts-expect-error scopes exist only once the status says the grant is active
+  void result.scopes;
+  if (result.status === 'active') {
+    assert<Equal<typeof result.scopes, string[]>>();
+    assert<Equal<typeof result.expiresAt, string>>();
+  }
+  if (result.status === 'store_mismatch') assert<Equal<typeof result.platformStoreId, string>>();
+}
