@@ -22,7 +22,7 @@ import { healthDetailWarning } from './health/options.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
-import { framingWarning, securityHeaders } from './http/security-headers.js';
+import { framingWarning, pageFrameAncestors, securityHeaders } from './http/security-headers.js';
 import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
 import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
@@ -312,7 +312,16 @@ export async function createKit(
           )
         : session,
     );
-    createInstallRoutes({ config, storage, logger, onInstalled: (id) => api.forget(id) }, r);
+    createInstallRoutes(
+      {
+        config,
+        storage,
+        logger,
+        onInstalled: (id) => api.forget(id),
+        pageFrameAncestors: pageFrameAncestors(config),
+      },
+      r,
+    );
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
     r.use(kitErrorHandler(logger));
     return r;

@@ -96,6 +96,7 @@ export function toCoreRequest(req: Request, res: Response, fallbackLog: Logger):
       if (typeof v === 'string') return [v];
       return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
     },
+    queryKeys: () => Object.keys(q),
     header: (name) => {
       const v = req.headers[name.toLowerCase()];
       return Array.isArray(v) ? v.join(', ') : v;
