@@ -9,7 +9,7 @@ import { expressHandler } from '../shells/express/handler.js';
 import { SPAN, spanHandler } from '../telemetry/index.js';
 import { createInstallBegin } from './begin.js';
 import { createInstallCallback } from './callback.js';
-import { createInstallContext, type InstallRoutesDeps } from './context.js';
+import { createInstallContext, type InstallContext, type InstallRoutesDeps } from './context.js';
 
 export { CODE_CLAIM_NAMESPACE, CODE_REPLAY_WINDOW_MS } from './callback.js';
 export type { InstallRoutesConfig, InstallRoutesDeps } from './context.js';
@@ -19,8 +19,12 @@ export type { InstallRoutesConfig, InstallRoutesDeps } from './context.js';
  * (a new Router when not given). The kit adds them to its own router: a
  * nested Router costs every request that passes the mount a dispatch of its own.
  */
-export function createInstallRoutes(deps: InstallRoutesDeps, router: Router = Router()): Router {
-  const ctx = createInstallContext(deps);
+export function createInstallRoutes(
+  deps: InstallRoutesDeps,
+  router: Router = Router(),
+  /** Shared with the Fetch shell (one set of callback limits per kit). */
+  ctx: InstallContext = createInstallContext(deps),
+): Router {
   const { auth } = deps.config;
   const begin = expressHandler(createInstallBegin(ctx), deps.logger);
   const callback = expressHandler(createInstallCallback(ctx), deps.logger);

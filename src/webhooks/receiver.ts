@@ -46,7 +46,7 @@ const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 // one closes it (draining would only hold the socket for the sender).
 const DRAIN_KEEP_ALIVE_BYTES = 64 * 1024;
 /** Seconds a sender turned away for `maxUnverifiedBytes` is asked to wait. */
-const BUSY_RETRY_AFTER_SECONDS = 5;
+export const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /** Unverified body bytes reserved by the deliveries being read. */
 interface Reservations {
@@ -190,7 +190,7 @@ export function createWebhookReceiver(deps: {
  * needs the oldest. (A setTimeout, a clearTimeout and a Promise.race per
  * delivery were about 3% of a delivery's CPU under concurrent load.)
  */
-function createAckClock(ms: number) {
+export function createAckClock(ms: number) {
   const waiting = new Set<{ at: number; expire: () => void }>();
   let timer: NodeJS.Timeout | undefined;
   function tick(): void {
@@ -226,7 +226,7 @@ function createAckClock(ms: number) {
   };
 }
 
-function logFailure(
+export function logFailure(
   logger: MinimalLogger | undefined,
   event: WebhookEvent,
   error: unknown,
@@ -259,7 +259,7 @@ function sendJson(res: Response, status: number, body: Record<string, string>): 
   res.end(text);
 }
 
-function isJson(contentType: string | undefined): boolean {
+export function isJson(contentType: string | undefined): boolean {
   if (contentType === 'application/json') return true;
   if (typeof contentType !== 'string') return false;
   const media = contentType.split(';', 1)[0]?.trim().toLowerCase();
