@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import express from 'express';
 import { Hono } from 'hono';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +120,25 @@ describe.each([
     await h?.platform.close();
   });
 
+  /** `GET /me` behind `kit.authenticated()` on an Express app of the same kit, with the browser's cookies. */
+  async function viaExpress(browser: Browser): Promise<{ status: number; storeId?: string }> {
+    const ex = express();
+    ex.use(h.kit.middleware());
+    ex.get('/me', h.kit.authenticated(), (_req, res) => {
+      res.json({ storeId: res.locals.store.storeId });
+    });
+    const server = ex.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const res = await browser.get(`http://127.0.0.1:${port}/me`, { accept: 'application/json' });
+      return res.status === 200 ? { status: 200, ...(await res.json()) } : { status: res.status };
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }
+
   async function install(browser: Browser): Promise<Response> {
     const begun = await browser.get(`${h.appUrl}/auth?store_id=${storeId}`);
     expect(begun.status).toBe(302);
@@ -144,6 +164,8 @@ describe.each([
       h.kit.storage.sessionStore().get(sid!, (err, s) => (err ? reject(err) : resolve(s))),
     );
     expect(stored).toMatchObject({ storeId });
+    // And the Express shell of the same kit reads it: one session for both shells.
+    expect(await viaExpress(browser)).toEqual({ status: 200, storeId });
 
     const { token } = await h.kit.sessionToken(storeId);
     const call = () =>
