@@ -315,14 +315,19 @@ export async function createKit(
   const buildFetchShell = (): FetchShell =>
     createFetchShell({
       routes: [
-        { path: config.auth.path, methods: ['GET', 'HEAD'], handler: createInstallBegin(install) },
         {
-          path: config.auth.callbackPath,
+          path: new URL(config.auth.beginUrl).pathname,
+          methods: ['GET', 'HEAD'],
+          handler: createInstallBegin(install),
+        },
+        {
+          path: new URL(config.auth.redirectUri).pathname,
           methods: ['GET', 'HEAD'],
           handler: createInstallCallback(install),
         },
         {
-          path: webhooks.path,
+          // Under appUrl's path, as the platform calls it.
+          path: new URL(config.appUrl).pathname.replace(/\/+$/, '') + webhooks.path,
           methods: 'any',
           handler: createWebhookCore({
             options: config.webhooks,

@@ -57,9 +57,9 @@ export function createInstallCallback(ctx: InstallContext): CoreHandler {
         { event: 'install.rate_limited', retryAfterSeconds: slot.retryAfterSeconds },
         'install: callback refused (too many from this address, or exchanges in flight)',
       );
+      const { retryAfterSeconds } = slot;
       const storeId = decided.entry.storeId ?? decided.queryStore;
-      const limited = { kind: 'rate_limited', retryAfterSeconds: slot.retryAfterSeconds, storeId };
-      return answer(ctx, req.log, limited as CallbackOutcome, remaining);
+      return answer(ctx, req.log, { kind: 'rate_limited', retryAfterSeconds, storeId }, remaining);
     }
     try {
       const r = await answer(ctx, req.log, await complete(ctx, req, decided), remaining);

@@ -132,7 +132,8 @@ describe.each([
     try {
       const port = (server.address() as AddressInfo).port;
       const res = await browser.get(`http://127.0.0.1:${port}/me`, { accept: 'application/json' });
-      return res.status === 200 ? { status: 200, ...(await res.json()) } : { status: res.status };
+      if (res.status !== 200) return { status: res.status };
+      return { status: 200, ...((await res.json()) as { storeId: string }) };
     } finally {
       server.closeAllConnections();
       server.close();
