@@ -312,6 +312,8 @@ export async function createKit(
 
   // --- Fetch shell: the same core handlers on Request/Response, built once ---
   let fetchShell: FetchShell | undefined;
+  // The kit's routes under appUrl's path, as the platform and the merchant call them.
+  const appPath = new URL(config.appUrl).pathname.replace(/\/+$/, '');
   const buildFetchShell = (): FetchShell =>
     createFetchShell({
       routes: [
@@ -326,8 +328,7 @@ export async function createKit(
           handler: createInstallCallback(install),
         },
         {
-          // Under appUrl's path, as the platform calls it.
-          path: new URL(config.appUrl).pathname.replace(/\/+$/, '') + webhooks.path,
+          path: appPath + webhooks.path,
           methods: 'any',
           handler: createWebhookCore({
             options: config.webhooks,
@@ -335,6 +336,15 @@ export async function createKit(
             logger: logger.child({ component: 'webhooks' }),
           }),
         },
+        ...(config.health.path === null
+          ? []
+          : [
+              {
+                path: appPath + config.health.path,
+                methods: ['GET', 'HEAD'],
+                handler: health.coreHandler(),
+              },
+            ]),
       ],
       session: config.session,
       sessionStore: config.session.store ?? storage.sessionStore(),

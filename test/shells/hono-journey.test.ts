@@ -90,6 +90,7 @@ async function startHonoApp(databaseUrl: string): Promise<HonoApp> {
     storage: { databaseUrl, encryptionKeys: [generateKey()] },
     session: { secret: sessionSecret },
     webhooks: { secrets: creds.webhookSecret },
+    health: { path: '/healthz' },
     logger: { instance: pino({ level: 'silent' }) },
   })) as StoreAppKit;
   return {
@@ -192,6 +193,13 @@ describe.each([
     const after = await call();
     expect(after.status).toBe(401);
     expect(after.headers.get('x-store-app-reauthorize') ?? '').toContain('/auth');
+  });
+
+  it('the health route answers through kit.fetch, uncached, without detail by default', async () => {
+    const res = await fetch(`${h.appUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ status: 'ok' });
   });
 
   it('a request without a bearer token gets 401 invalid_token, never a 500', async () => {
