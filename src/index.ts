@@ -102,8 +102,9 @@ export {
   RefreshUnavailableError,
 } from './refresh/errors.js';
 export type { RefreshOptions } from './refresh/options.js';
-export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 // storeApp() imports the kit's HTTP and storage graph when called (src/store-app.ts).
+export type { FetchOptions } from './shells/fetch/index.js';
+export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export { storeApp } from './store-app.js';
 // Webhook values from their leaf modules: the webhooks index also loads the
 // receiver, the processor and their telemetry (@opentelemetry/api).

@@ -17,19 +17,25 @@ import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
+import { createBearerAuthenticate } from './core/authenticate.js';
+import { createWebhookCore } from './core/webhook-receiver.js';
 import { createGrantChecker, type GrantCheck } from './grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
 import { healthDetailWarning } from './health/options.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
-import { framingWarning, securityHeaders } from './http/security-headers.js';
+import { framingWarning, pageFrameAncestors, securityHeaders } from './http/security-headers.js';
 import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
+import { createInstallBegin } from './install/begin.js';
+import { createInstallCallback } from './install/callback.js';
+import { createInstallContext } from './install/context.js';
 import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
 import { createPurge, type PurgeFunction } from './purge/index.js';
 import { createPurgeOutbox } from './purge/outbox.js';
+import { createFetchShell, type FetchOptions, type FetchShell } from './shells/fetch/index.js';
 import type { StorageAdapter } from './storage/contract.js';
 import { createStorage } from './storage/index.js';
 import type {
@@ -112,6 +118,19 @@ interface StoreAppKitBase {
    * the merchant through the install when the app cannot act for the store.
    */
   authenticated(): AuthenticatedHandler;
+  /**
+   * The kit's routes on the Fetch API (Hono, Bun, Deno, Next.js): the install
+   * begin and callback and the webhook receiver answer here; null for any other
+   * request (your routes). `options.remoteAddress`: the client's address, which
+   * a `Request` does not carry (docs/runtimes.md).
+   */
+  fetch(request: Request, options?: FetchOptions): Promise<Response | null>;
+  /**
+   * `authenticated()` on the Fetch API for `Authorization: Bearer <app session token>`:
+   * the store (`storeId`, `scopes`, `client`, `sessionToken`), or the `Response`
+   * to send instead (401 with the re-authorise header, 503, 500).
+   */
+  authenticate(request: Request): Promise<AuthenticatedStore | Response>;
   /** The typed API client of a store, for background jobs and scripts. */
   client(storeId: string): StoreApiClient;
   /**
@@ -299,6 +318,69 @@ export async function createKit(
     options: config.health,
   });
 
+  // --- install: one context (pending cookie, callback limits) for both shells --
+  const install = createInstallContext({
+    config,
+    storage,
+    logger,
+    // Both shells: in-memory state of the store goes, and the new grant is confirmed.
+    onInstalled: (storeId) => {
+      api.forget(storeId);
+      grants.confirmInstall(storeId);
+    },
+    pageFrameAncestors: pageFrameAncestors(config),
+  });
+
+  // --- Fetch shell: the same core handlers on Request/Response, built once ---
+  let fetchShell: FetchShell | undefined;
+  // The kit's routes under appUrl's path, as the platform and the merchant call them.
+  const appPath = new URL(config.appUrl).pathname.replace(/\/+$/, '');
+  const buildFetchShell = (): FetchShell =>
+    createFetchShell({
+      routes: [
+        {
+          path: new URL(config.auth.beginUrl).pathname,
+          methods: ['GET', 'HEAD'],
+          handler: createInstallBegin(install),
+        },
+        {
+          path: new URL(config.auth.redirectUri).pathname,
+          methods: ['GET', 'HEAD'],
+          handler: createInstallCallback(install),
+        },
+        {
+          path: appPath + webhooks.path,
+          methods: 'any',
+          handler: createWebhookCore({
+            options: config.webhooks,
+            process: webhooks.process,
+            logger: logger.child({ component: 'webhooks' }),
+          }),
+        },
+        ...(config.health.path === null
+          ? []
+          : [
+              {
+                path: appPath + config.health.path,
+                methods: ['GET', 'HEAD'],
+                handler: health.coreHandler(),
+              },
+            ]),
+      ],
+      session: config.session,
+      sessionStore: config.session.store ?? storage.sessionStore(),
+      bearer: createBearerAuthenticate({
+        sessionTokens: api.sessionTokens,
+        tokens: api.tokens,
+        client: (storeId) => api.client(storeId),
+        scopes: config.oauth.scopes,
+        narrowerScopes: config.auth.narrowerScopes,
+        beginUrl: config.auth.beginUrl,
+        reauthorizeHeader: config.authenticated.reauthorizeHeader,
+      }),
+      logger,
+    });
+
   // --- HTTP: one router, built once ----------------------------------------
   let router: Router | undefined;
   const buildRouter = (): Router => {
@@ -329,11 +411,7 @@ export async function createKit(
           )
         : session,
     );
-    const onInstalled = (storeId: string): void => {
-      api.forget(storeId);
-      grants.confirmInstall(storeId);
-    };
-    createInstallRoutes({ config, storage, logger, onInstalled }, r);
+    createInstallRoutes(install.deps, r, install);
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
     r.use(kitErrorHandler(logger));
     return r;
@@ -356,6 +434,14 @@ export async function createKit(
     health: () => health.report(),
     // The handler sets res.locals.store before calling next(); the type says so.
     authenticated: () => api.authenticated() as unknown as AuthenticatedHandler,
+    fetch(request, options) {
+      fetchShell ??= buildFetchShell();
+      return fetchShell.fetch(request, options);
+    },
+    authenticate(request) {
+      fetchShell ??= buildFetchShell();
+      return fetchShell.authenticate(request);
+    },
     client: (storeId) => api.client(storeId),
     checkGrant: (storeId) => grants.check(storeId),
     sessionToken: (storeId) => api.sessionToken(storeId),

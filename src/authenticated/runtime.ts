@@ -22,6 +22,7 @@ import {
   createLaunchVerifier,
   createSessionTokens,
   LAUNCH_CLAIM_NAMESPACE,
+  type SessionTokenIssuer,
 } from './session-token.js';
 
 /** The pino logger fits. */
@@ -37,6 +38,8 @@ export interface ApiRuntime {
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   /** Handler for `GET /auth/session-token` (mount behind `authenticated()`). */
   sessionTokenHandler(): RequestHandler;
+  /** The app session token issuer (the Fetch shell's `kit.authenticate` verifies with it). */
+  sessionTokens: SessionTokenIssuer;
   /** After a purge or a reinstall: drop cached installation and client. */
   forget(storeId: string): void;
   /** Starts the background sweep. */
@@ -151,6 +154,7 @@ export function createApiRuntime(
       return sessionTokens.mint(storeId, { installedAt: installation.installedAt.getTime() });
     },
     sessionTokenHandler,
+    sessionTokens,
     forget(storeId) {
       tokens.invalidate(storeId);
       factory.forget(storeId);

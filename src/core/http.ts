@@ -20,6 +20,8 @@ export interface CoreRequest {
   query(name: string): string | undefined;
   /** Every value of a query parameter (a repeated key is often an attack: callers refuse it). */
   queryAll(name: string): string[];
+  /** Every query parameter name, once each, in order (to refuse unexpected shapes). */
+  queryKeys(): string[];
   /** Header value (names are case-insensitive); several values joined with ", ". */
   header(name: string): string | undefined;
   /** A request cookie's raw (decoded) value. */

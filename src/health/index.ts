@@ -7,6 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { type CoreHandler, respond } from '../core/http.js';
 import { StorageError, type StorageFailureReason } from '../errors/index.js';
 import type { RefreshFailure } from '../refresh/manager.js';
 import type { PendingPurge } from '../storage/types.js';
@@ -90,6 +91,8 @@ export interface HealthCheck {
    * when `detail` is `'public'` or the request bears `token`; else only `{ status }`.
    */
   handler(): (req: Request, res: Response) => Promise<void>;
+  /** The same route as a core handler (the Fetch shell's `kit.fetch`). */
+  coreHandler(): CoreHandler;
 }
 
 function reasonOf(err: unknown): StorageFailureReason {
@@ -180,24 +183,40 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
     return running;
   }
 
+  /** Status and body of the health route, given the request's `Authorization` header (read only if needed). */
+  function answerFor() {
+    const detail = deps.options.detail ?? HEALTH_DEFAULTS.detail;
+    const token = deps.options.token;
+    const expected = token === undefined ? undefined : digest(token);
+    /** The request bears the health token (compared in constant time, as digests). */
+    const bearsToken = (authorization: () => string | undefined): boolean => {
+      if (expected === undefined) return false;
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization() ?? '');
+      return m?.[1] !== undefined && timingSafeEqual(digest(m[1]), expected);
+    };
+    return async (authorization: () => string | undefined) => {
+      const r = await report();
+      return {
+        status: r.status === 'ok' ? 200 : 503,
+        body: detail === 'public' || bearsToken(authorization) ? r : { status: r.status },
+      };
+    };
+  }
+
   return {
     report,
     handler() {
-      const detail = deps.options.detail ?? HEALTH_DEFAULTS.detail;
-      const token = deps.options.token;
-      const expected = token === undefined ? undefined : digest(token);
-      /** The request bears the health token (compared in constant time, as digests). */
-      const bearsToken = (req: Request): boolean => {
-        if (expected === undefined) return false;
-        const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-        return m?.[1] !== undefined && timingSafeEqual(digest(m[1]), expected);
-      };
+      const answer = answerFor();
       return async function storeAppHealth(req: Request, res: Response): Promise<void> {
-        const r = await report();
-        res
-          .status(r.status === 'ok' ? 200 : 503)
-          .set('Cache-Control', 'no-store')
-          .json(detail === 'public' || bearsToken(req) ? r : { status: r.status });
+        const a = await answer(() => req.get('authorization'));
+        res.status(a.status).set('Cache-Control', 'no-store').json(a.body);
+      };
+    },
+    coreHandler() {
+      const answer = answerFor();
+      return async function storeAppHealth(req) {
+        const a = await answer(() => req.header('authorization'));
+        return respond.json(a.status, a.body, { 'cache-control': 'no-store' });
       };
     },
   };

@@ -45,6 +45,8 @@ export interface KitWebhooks {
   api: WebhookRegistry;
   /** Mount with `router.all(path, receiver)`. */
   receiver: RequestHandler;
+  /** Dedupe, handlers and purge of a verified event (the Fetch shell's receiver calls it). */
+  process: WebhookProcessor;
   path: string;
 }
 
@@ -113,5 +115,5 @@ export function createWebhooks(deps: {
     on: registry.on.bind(registry) as WebhookRegistry['on'],
     topics: registry.topics.bind(registry),
   };
-  return { api, receiver, path: options.path };
+  return { api, receiver, process: processAndPrune, path: options.path };
 }

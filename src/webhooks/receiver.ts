@@ -1,6 +1,9 @@
 /**
- * Express glue around `verify` and the processor: reads the raw bytes
- * itself, maps each failure to its own status, acknowledges slow handlers.
+ * The webhook receiver's Express glue: reads the raw bytes from the Node
+ * stream itself (or the copy a parser kept), drains or closes refused bodies,
+ * and writes the answers the receiver's decisions give
+ * (`createWebhookDecisions` in src/core/webhook-receiver.ts, shared with the
+ * Fetch shell).
  *
  * Statuses: 405 other methods (with Allow), 415 non-JSON, 413 too large,
  * 400 missing/malformed headers or invalid JSON, 401 unsigned / bad
@@ -12,24 +15,17 @@
  * when a handler fails (so the platform retries).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { CoreResponse } from '../core/http.js';
 import {
-  ConfigError,
-  isStorageFailure,
-  STORAGE_RETRY_AFTER_SECONDS,
-  STORAGE_UNAVAILABLE,
-} from '../errors/index.js';
-import { recordError } from '../telemetry/index.js';
-import {
-  SIGNATURE_MISMATCH,
-  WEBHOOK_HANDLER_FAILED,
-  WebhookHandlerError,
-  WebhookVerificationError,
-} from './errors.js';
+  createWebhookDecisions,
+  refusal,
+  type WebhookDecisions,
+} from '../core/webhook-receiver.js';
+import { ConfigError } from '../errors/index.js';
 import type { WebhookProcessor } from './handlers.js';
 import type { ResolvedWebhookOptions } from './options.js';
 import { keepRawBody, type WithRawBody } from './raw-body.js';
-import type { MinimalLogger, WebhookEvent } from './types.js';
-import { checkDeliveryHeaders, verify } from './verify.js';
+import type { MinimalLogger } from './types.js';
 
 export { keepRawBody };
 
@@ -45,8 +41,6 @@ const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 // A refused body up to this size is drained to keep the connection; a larger
 // one closes it (draining would only hold the socket for the sender).
 const DRAIN_KEEP_ALIVE_BYTES = 64 * 1024;
-/** Seconds a sender turned away for `maxUnverifiedBytes` is asked to wait. */
-const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /** Unverified body bytes reserved by the deliveries being read. */
 interface Reservations {
@@ -63,207 +57,53 @@ export function createWebhookReceiver(deps: {
   /** Current time in Unix seconds (tests). */
   nowSeconds?: () => number;
 }): RequestHandler {
-  const { options, process: processEvent, logger } = deps;
-  const nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  const { options, logger } = deps;
+  const decide = createWebhookDecisions(deps);
   let warnedConsumed = false;
-  const ackClock = createAckClock(options.ackTimeoutMs);
   const reservations: Reservations = { held: 0, max: options.maxUnverifiedBytes };
 
   return async function webhookReceiver(req: Request, res: Response, _next: NextFunction) {
-    if (req.method !== 'POST') {
-      res.set('Allow', 'POST');
-      return sendError(res, 405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST');
+    const early =
+      decide.refuseRequest(req.method, req.headers['content-type']) ??
+      decide.refuseHeaders(req.headers, req.path);
+    if (early) {
+      // A refused delivery's unread body is drained or its connection closed (not for 405).
+      if (early.status !== 405) refuseBody(req, res, options.bodyTimeoutMs);
+      return send(res, early);
     }
-    if (!isJson(req.headers['content-type'])) {
-      refuseBody(req, res, options.bodyTimeoutMs);
-      return sendError(
-        res,
-        415,
-        'UNSUPPORTED_MEDIA_TYPE',
-        'Webhook bodies must be Content-Type: application/json',
-      );
-    }
-
-    if (options.scheme === 'standard-webhooks') {
-      // Unsigned, stale or malformed: refused on its headers, before any body byte is held.
-      try {
-        checkDeliveryHeaders(req.headers, {
-          headers: options.headers,
-          toleranceSeconds: options.toleranceSeconds,
-          nowSeconds: nowSeconds(),
-        });
-      } catch (err) {
-        if (!(err instanceof WebhookVerificationError)) throw err;
-        logger?.warn({ errorCode: err.code, path: req.path }, 'webhook delivery refused');
-        refuseBody(req, res, options.bodyTimeoutMs);
-        return sendError(res, err.status ?? 401, err.code, err.message);
-      }
-    }
-
-    const read = await readRawBody(req, res, options, reservations);
+    const read = await readRawBody(req, res, options, reservations, decide);
     if (read === 'consumed') {
       const error = new ConfigError('webhooks', BODY_ALREADY_CONSUMED_FIX, { status: 500 });
       if (!warnedConsumed) {
         warnedConsumed = true;
         logger?.error({ errorCode: error.code, path: req.path }, error.message);
       }
-      return sendError(res, 500, error.code, error.message);
+      return send(res, refusal(500, error.code, error.message));
     }
     if (!read.ok) return;
-
-    let event: WebhookEvent;
+    let verified: Awaited<ReturnType<WebhookDecisions['verify']>>;
     try {
-      event =
-        options.scheme === 'standard-webhooks'
-          ? verify(read.body, req.headers, options.secrets, {
-              headers: options.headers,
-              toleranceSeconds: options.toleranceSeconds,
-              nowSeconds: nowSeconds(),
-            })
-          : await options.scheme({
-              rawBody: read.body,
-              headers: req.headers,
-              secrets: options.secrets,
-              headerNames: options.headers,
-              toleranceSeconds: options.toleranceSeconds,
-              nowSeconds: nowSeconds(),
-            });
-    } catch (err) {
-      const refusal =
-        err instanceof WebhookVerificationError
-          ? err
-          : new WebhookVerificationError(SIGNATURE_MISMATCH, 'The custom verifier refused it');
-      logger?.warn({ errorCode: refusal.code, path: req.path }, 'webhook delivery refused');
-      return sendError(res, refusal.status ?? 401, refusal.code, refusal.message);
+      verified = await decide.verify(read.body, req.headers, req.path);
     } finally {
       // Verified or refused: either way these bytes no longer count as unverified.
       reservations.held -= read.reserved;
     }
-
-    const work = processEvent(event).then(
-      (outcome) => ({ outcome }),
-      (error: unknown) => ({ error }),
-    );
-    const first = await ackClock.race(work);
-
-    if (first === 'timeout') {
-      logger?.warn(
-        { webhookId: event.id, topic: event.topic, ackTimeoutMs: options.ackTimeoutMs },
-        'webhook handlers still running; acknowledged with 202',
-      );
-      sendJson(res, 202, { status: 'accepted' });
-      // The platform already has its 2xx: a late failure can only be logged.
-      void work.then((late) => {
-        if ('error' in late) logFailure(logger, event, late.error, true);
-      });
-      return;
-    }
-    if ('error' in first) {
-      if (first.error instanceof WebhookVerificationError) {
-        return sendError(res, first.error.status ?? 400, first.error.code, first.error.message);
-      }
-      logFailure(logger, event, first.error, false);
-      if (isStorageFailure(first.error)) {
-        // Nothing was recorded: the platform retries (after Retry-After).
-        res.setHeader('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
-        return sendError(
-          res,
-          503,
-          STORAGE_UNAVAILABLE,
-          'The app could not reach its database; retry later',
-        );
-      }
-      return sendError(
-        res,
-        500,
-        WEBHOOK_HANDLER_FAILED,
-        'The webhook could not be processed; retry later',
-      );
-    }
-    sendJson(res, 200, { status: first.outcome });
+    if ('refused' in verified) return send(res, verified.refused);
+    send(res, await decide.acknowledge(verified.event));
   };
 }
 
 /**
- * The ack deadlines of the deliveries in flight, on one timer. Every delivery
- * waits the same `ms`, so deadlines come in arrival order and the timer only
- * needs the oldest. (A setTimeout, a clearTimeout and a Promise.race per
- * delivery were about 3% of a delivery's CPU under concurrent load.)
+ * Writes a decision as a small JSON answer for the platform's sender, without
+ * `res.json`'s ETag (a SHA-1 of every body, for a client that never revalidates).
  */
-function createAckClock(ms: number) {
-  const waiting = new Set<{ at: number; expire: () => void }>();
-  let timer: NodeJS.Timeout | undefined;
-  function tick(): void {
-    timer = undefined;
-    const now = performance.now();
-    for (const w of waiting) {
-      if (w.at > now) {
-        arm(w.at - now);
-        return;
-      }
-      waiting.delete(w);
-      w.expire();
-    }
-  }
-  function arm(delay: number): void {
-    // Unref'd: a delivery in flight holds its socket open, which keeps the process up.
-    timer = setTimeout(tick, delay);
-    timer.unref();
-  }
-  return {
-    /** The work's result, or 'timeout' when it takes longer than `ms`. */
-    race<T>(work: Promise<T>): Promise<T | 'timeout'> {
-      return new Promise((resolve) => {
-        const w = { at: performance.now() + ms, expire: () => resolve('timeout') };
-        waiting.add(w);
-        if (timer === undefined) arm(ms);
-        void work.then((result) => {
-          waiting.delete(w);
-          resolve(result);
-        });
-      });
-    },
-  };
-}
-
-function logFailure(
-  logger: MinimalLogger | undefined,
-  event: WebhookEvent,
-  error: unknown,
-  afterAck: boolean,
-): void {
-  const cause = error instanceof WebhookHandlerError ? error.cause : error;
-  logger?.error(
-    { webhookId: event.id, topic: event.topic, err: cause, afterAck },
-    afterAck
-      ? 'webhook handler failed after the 202 acknowledgement; the platform will not retry (an uninstall purge stays in the outbox and is retried)'
-      : 'webhook handler failed; answered 500 so the platform retries',
-  );
-}
-
-function sendError(res: Response, status: number, code: string, message: string): void {
+function send(res: Response, r: CoreResponse): void {
   if (res.headersSent) return;
-  recordError('webhook', code);
-  sendJson(res, status, { code, message });
-}
-
-/**
- * A small JSON answer for the platform's sender, without `res.json`'s ETag
- * (a SHA-1 of every body, for a client that never revalidates).
- */
-function sendJson(res: Response, status: number, body: Record<string, string>): void {
-  const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const text = r.body.kind === 'text' ? r.body.value : '';
+  res.statusCode = r.status;
+  for (const [name, value] of Object.entries(r.headers)) res.setHeader(name, value);
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
-}
-
-function isJson(contentType: string | undefined): boolean {
-  if (contentType === 'application/json') return true;
-  if (typeof contentType !== 'string') return false;
-  const media = contentType.split(';', 1)[0]?.trim().toLowerCase();
-  return media === 'application/json';
 }
 
 /**
@@ -279,6 +119,7 @@ async function readRawBody(
   res: Response,
   options: Pick<ResolvedWebhookOptions, 'maxBodyBytes' | 'bodyTimeoutMs'>,
   reservations: Reservations,
+  decide: WebhookDecisions,
 ): Promise<BodyResult | 'consumed'> {
   const limit = options.maxBodyBytes;
   const kept = (req as Request & WithRawBody).rawBody;
@@ -291,7 +132,7 @@ async function readRawBody(
         : undefined;
   if (preRead) {
     if (preRead.length > limit) {
-      tooLarge(res, limit);
+      send(res, decide.tooLarge());
       return { ok: false };
     }
     return { ok: true, body: preRead, reserved: 0 };
@@ -301,20 +142,14 @@ async function readRawBody(
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     refuseBody(req, res, options.bodyTimeoutMs);
-    tooLarge(res, limit);
+    send(res, decide.tooLarge());
     return { ok: false };
   }
   // Reserve what the body may grow to before holding any of it.
   const reserved = Number.isFinite(declared) && declared >= 0 ? declared : limit;
   if (reservations.held + reserved > reservations.max) {
     refuseBody(req, res, options.bodyTimeoutMs);
-    res.set('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
-    sendError(
-      res,
-      503,
-      'WEBHOOK_RECEIVER_BUSY',
-      'Too many webhook bodies are being received at once; retry later',
-    );
+    send(res, decide.busy());
     return { ok: false };
   }
   reservations.held += reserved;
@@ -340,7 +175,7 @@ async function readRawBody(
         cleanup();
         chunks.length = 0;
         refuseBody(req, res, options.bodyTimeoutMs);
-        tooLarge(res, limit);
+        send(res, decide.tooLarge());
         fail();
         return;
       }
@@ -360,13 +195,7 @@ async function readRawBody(
     const deadline = setTimeout(() => {
       cleanup();
       chunks.length = 0;
-      res.set('Connection', 'close');
-      sendError(
-        res,
-        408,
-        'WEBHOOK_BODY_TIMEOUT',
-        `The webhook body did not arrive within ${options.bodyTimeoutMs} ms`,
-      );
+      send(res, decide.bodyTimeout());
       closeSoon(req);
       fail();
     }, options.bodyTimeoutMs);
@@ -377,10 +206,6 @@ async function readRawBody(
     // A socket closed mid-body may end with only 'close': never leave the promise pending.
     req.on('close', onError);
   });
-}
-
-function tooLarge(res: Response, limit: number): void {
-  sendError(res, 413, 'PAYLOAD_TOO_LARGE', `Webhook bodies are limited to ${limit} bytes`);
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { readCookie } from '../../core/cookies.js';
 import {
   CoreBodyError,
   type CoreCookie,
@@ -13,6 +14,8 @@ import {
 } from '../../core/http.js';
 import { startStoreSession } from '../../http/session.js';
 import type { WithRawBody } from '../../webhooks/raw-body.js';
+
+export { readCookie };
 
 function firstString(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
@@ -96,6 +99,7 @@ export function toCoreRequest(req: Request, res: Response, fallbackLog: Logger):
       if (typeof v === 'string') return [v];
       return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
     },
+    queryKeys: () => Object.keys(q),
     header: (name) => {
       const v = req.headers[name.toLowerCase()];
       return Array.isArray(v) ? v.join(', ') : v;
@@ -115,23 +119,6 @@ export function toCoreRequest(req: Request, res: Response, fallbackLog: Logger):
       return (res.locals.log as Logger | undefined) ?? fallbackLog;
     },
   };
-}
-
-/** One cookie's value from a Cookie header (decoded; undefined when absent or malformed). */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
-    let value = part.slice(eq + 1).trim();
-    if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    try {
-      return decodeURIComponent(value);
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
 }
 
 function setCookie(res: Response, c: CoreCookie): void {
