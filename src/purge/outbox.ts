@@ -297,16 +297,19 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     try {
       for (;;) {
         slot ??= await slots.acquire();
-        const mine = running.get(eventId);
-        if (mine) return mine;
-        const [entry] = await lease(1, eventId);
+        const [entry] = running.has(eventId) ? [] : await lease(1, eventId);
         if (entry) {
           const p = work(entry, slot);
           slot = undefined; // the attempt releases it
           return await p;
         }
         const local = running.get(eventId);
-        if (local) return await local; // this process's batch leased it meanwhile
+        if (local) {
+          // This process's batch has it, and may be waiting for this very slot.
+          slot();
+          slot = undefined;
+          return await local;
+        }
         const current = await pendingPurges.get(eventId);
         // Gone, or a sweep: the purge itself is done (here or elsewhere).
         if (!current || current.kind === 'sweep') return true;

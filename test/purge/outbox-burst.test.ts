@@ -127,6 +127,33 @@ async function burstDrainsInBatches(storage: Storage): Promise<void> {
   }
 }
 
+/** One slot: a delivery takes it, then finds its entry leased by this process's batch pass. */
+async function deliveryMeetsBatch(storage: Storage): Promise<void> {
+  const purge = createPurge({ storage, options: { storeScopedTables: [], onPurge: undefined } });
+  const [event] = await addEntries(storage, 1);
+  const outbox = createPurgeOutbox({
+    pendingPurges: storage.pendingPurges,
+    purge,
+    concurrency: 1,
+    sweepDelayMs: 0,
+  });
+  try {
+    // The pass's lease statement goes first; the delivery's lease finds the entry taken.
+    const pass = outbox.runDue();
+    const delivery = outbox.runNow(event!);
+    let settled = false;
+    void Promise.all([pass, delivery]).then(() => {
+      settled = true;
+    });
+    // The delivery must give its slot to the pass's attempt, not hold it while waiting for it.
+    await vi.waitFor(() => expect(settled).toBe(true), { timeout: 5000 });
+    expect(await delivery).toBe(true);
+    expect(await storage.pendingPurges.list()).toEqual([]);
+  } finally {
+    await outbox.close();
+  }
+}
+
 describe('purge outbox under a burst', () => {
   describe.each([
     ['SQLite file', 'sqlite'],
@@ -155,5 +182,8 @@ describe('purge outbox under a burst', () => {
 
     it('deliveries finding every slot taken are drained in batches, not one lease each', () =>
       onDatabase(burstDrainsInBatches));
+
+    it('a delivery whose entry the batch pass leased gives up its slot to it (no deadlock)', () =>
+      onDatabase(deliveryMeetsBatch));
   });
 });
