@@ -79,6 +79,14 @@ export interface PurgeOutboxDeps {
   sweepDelayMs?: number;
   /** How often `runNow` looks again while another instance holds the lease. @default 100 */
   leaseWaitPollMs?: number;
+  /**
+   * During a burst (a delivery queued less than this long ago), purges wait
+   * for the deliveries to pause: recording them (and acknowledging) comes
+   * first, purges and their scrubs (I/O-heavy on MariaDB) after. Purges wait
+   * at most `10 * burstQuietMs` for a pause.
+   * @default 200
+   */
+  burstQuietMs?: number;
 }
 
 const errorCode = (err: unknown): string =>
@@ -135,6 +143,9 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const sweepDelayMs = deps.sweepDelayMs ?? 60_000;
   const leaseWaitPollMs = deps.leaseWaitPollMs ?? 100;
   const slots = createSlots(deps.concurrency ?? 4);
+  const burstQuietMs = deps.burstQuietMs ?? 200;
+  let lastQueued = Number.NEGATIVE_INFINITY;
+  let burstStarted = Number.NEGATIVE_INFINITY;
   const instance = randomUUID();
   let leases = 0;
   const running = new Map<string, Promise<boolean>>();
@@ -275,8 +286,11 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     if (mine) return mine;
     // Taken now, not after the lease's round trip: deliveries recorded
     // together (one group commit) must not all see the same free slot.
-    const slot = slots.tryAcquire();
+    const now = performance.now();
+    const slot = now - lastQueued < burstQuietMs ? undefined : slots.tryAcquire();
     if (slot) return runNowWaiting(eventId, slot);
+    if (now - lastQueued >= burstQuietMs) burstStarted = now;
+    lastQueued = now;
     // A burst: every slot is taken. The purge is recorded (it committed with
     // the delivery), so the delivery is acknowledged now and the outbox's
     // batches drain it; making the platform wait would only time its requests
@@ -325,23 +339,39 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   }
 
   let again = false;
-  let kicked = false;
-  /** A burst: drain now, and again after the pass running now (one pass for many kicks). */
+  let kicked: NodeJS.Timeout | undefined;
+  /** How long the next pass waits for a burst's deliveries to pause (bounded). */
+  function quietDelay(): number {
+    const now = performance.now();
+    const pause = lastQueued + burstQuietMs - now;
+    const cap = burstStarted + 10 * burstQuietMs - now;
+    return Math.max(0, Math.min(pause, cap));
+  }
+  /** A burst: drain once deliveries pause, and again after the pass running now. */
   function kick(): void {
     if (closed) return;
     if (pass) {
       again = true;
     } else if (!kicked) {
-      kicked = true;
-      setImmediate(() => {
-        kicked = false;
-        tick();
-      });
+      schedulePass();
     }
+  }
+  function schedulePass(): void {
+    const delay = quietDelay();
+    kicked = setTimeout(() => {
+      kicked = undefined;
+      if (quietDelay() > 0) schedulePass();
+      else tick();
+    }, delay);
+    kicked.unref();
   }
 
   function tick(): void {
     if (pass || !outage.ready()) return;
+    if (quietDelay() > 0) {
+      if (!kicked) schedulePass();
+      return;
+    }
     again = false;
     pass = leaseBatch()
       .then(
@@ -350,7 +380,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
           // Failures are rescheduled (and logged) by each attempt.
           done.catch(() => undefined);
           // A full batch: more are due (a burst); go on without waiting a poll.
-          if ((leased === batchSize || again) && !closed) setImmediate(tick);
+          if ((leased === batchSize || again) && !closed && !kicked) schedulePass();
         },
         (err: unknown) => {
           outage.record(err);
@@ -383,6 +413,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     async close() {
       closed = true;
       if (timer) clearInterval(timer);
+      if (kicked) clearTimeout(kicked);
       timer = undefined;
       await pass;
       await Promise.allSettled([...running.values()]);
