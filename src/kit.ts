@@ -287,6 +287,8 @@ export async function createKit(
     purge: purgeStore,
     logger: logger.child({ component: 'purge' }),
     ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
+    // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
+    concurrency: Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2))),
   });
   outbox.start();
   closers.push(() => outbox.close());

@@ -9,6 +9,7 @@
 //   PURGE_BURST_N=100 node bench/suites/purge-burst.js   # a quick run
 //   PURGE_BURST_INSTANCES=2 …                            # two kits share the outbox
 //   PURGE_BURST_DB=postgres …                            # one database (sqlite, postgres, mysql)
+//   PURGE_BURST_KIT=/path/to/other/dist/index.js …       # the kit processes run another build (a baseline)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,7 @@ const N = Number(process.env.PURGE_BURST_N ?? 1000);
 const STORES = Number(process.env.PURGE_BURST_STORES ?? 2 * N);
 const INSTANCES = Number(process.env.PURGE_BURST_INSTANCES ?? 1);
 const DBS = (process.env.PURGE_BURST_DB ?? 'sqlite,postgres,mysql').split(',');
+const KIT_ENTRY = process.env.PURGE_BURST_KIT;
 const TARGET_S = 60;
 const PG_ADMIN = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MY_ADMIN = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -32,19 +34,26 @@ async function measure(label, databaseUrl) {
     stores: STORES,
     n: N,
     instances: INSTANCES,
+    ...(KIT_ENTRY ? { kitEntry: KIT_ENTRY } : {}),
   });
   try {
     const r = await burst.run();
-    report(`purge burst, ${label}, ${N} uninstalls of ${STORES} stores, ${INSTANCES} instance(s)`, {
-      seconds: r.seconds,
-      perSecond: N / r.seconds,
-      acknowledged: r.acknowledged,
-      pending: r.pending,
-      failedAttempts: r.failedAttempts,
-      rowsLeft: r.rowsLeft,
-      installationsLeft: r.installationsLeft,
-      'ratio to 60 s target': r.seconds / TARGET_S,
-    });
+    const build = KIT_ENTRY ? `, kit ${KIT_ENTRY}` : '';
+    report(
+      `purge burst, ${label}, ${N} uninstalls of ${STORES} stores, ${INSTANCES} instance(s)${build}`,
+      {
+        'seconds to all acknowledged': r.ackSeconds,
+        seconds: r.seconds,
+        perSecond: N / r.seconds,
+        acknowledged: r.acknowledged,
+        pending: r.pending,
+        failedAttempts: r.failedAttempts,
+        failures: JSON.stringify(r.failures),
+        rowsLeft: r.rowsLeft,
+        installationsLeft: r.installationsLeft,
+        'ratio to 60 s target': r.seconds / TARGET_S,
+      },
+    );
     if (r.pending > 0 || r.rowsLeft > 0 || r.installationsLeft > 0 || r.acknowledged !== N) {
       throw new Error(`burst incomplete: ${JSON.stringify(r)}`);
     }

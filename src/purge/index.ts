@@ -52,6 +52,12 @@ export interface PurgeRunOptions {
    * @default false
    */
   sweep?: boolean;
+  /**
+   * Called once the purge's transaction has committed (or found nothing to
+   * do), before its scrub: the outbox frees the purge's slot there.
+   * @default undefined
+   */
+  onCommitted?: () => void;
 }
 
 export type PurgeFunction = (storeId: string, options?: PurgeRunOptions) => Promise<PurgeResult>;
@@ -89,6 +95,8 @@ export function createPurge(deps: {
               ? { ifInstalledBefore: runOptions.ifInstalledBefore }
               : {}),
             ...(runOptions.sweep && runOptions.ifInstalledBefore ? { sweep: true } : {}),
+            // A caller joining a run already going is not told: it frees its slot when the run ends.
+            ...(runOptions.onCommitted ? { onCommitted: runOptions.onCommitted } : {}),
           });
           const outcome = result.purged ? 'purged' : 'skipped';
           countPurge(outcome);

@@ -8,8 +8,13 @@
  * Every instance on the database works the same outbox. An entry is worked
  * under a lease (storage.pendingPurges.lease), so two instances never work
  * one entry at once; a lease left by a crashed instance ends after `leaseMs`.
- * Purges run a few at a time per process (`concurrency`): a burst of
- * uninstalls queues here instead of exhausting the connection pool.
+ * Purge transactions run a few at a time per process (`concurrency`), so a
+ * burst of uninstalls queues here and leaves the connection pool to the
+ * deliveries still arriving. A purge frees its slot once its transaction
+ * committed, before its scrub: the scrub (VACUUM, WAL checkpoint, OPTIMIZE)
+ * is shared by every purge that committed meanwhile (storage's scrub batch).
+ * During a burst, deliveries are acknowledged once recorded and the outbox
+ * drains the entries in batches (`batchSize` leased in one statement).
  *
  * Once a purge has committed, its entry stays as a 'sweep' due `sweepDelayMs`
  * later (the purge horizon): a second pass deletes what requests still in
@@ -57,9 +62,11 @@ export interface PurgeOutboxDeps {
   /** Entries leased per pass. @default 50 */
   batchSize?: number;
   /**
-   * Purges (and sweeps) this process runs at once. A purge holds its slot until
-   * its scrub ran, so this is also how many purges can share one scrub.
-   * @default 64
+   * Purge (and sweep) transactions this process runs at once. A purge holds
+   * its slot until its transaction committed, not through its scrub, so a
+   * scrub is shared by however many committed meanwhile; keep this below the
+   * pool size so deliveries still find connections during a burst.
+   * @default 4
    */
   concurrency?: number;
   /**
@@ -72,27 +79,58 @@ export interface PurgeOutboxDeps {
   sweepDelayMs?: number;
   /** How often `runNow` looks again while another instance holds the lease. @default 100 */
   leaseWaitPollMs?: number;
+  /**
+   * During a burst (a delivery queued less than this long ago), purges wait
+   * for the deliveries to pause: recording them (and acknowledging) comes
+   * first, purges and their scrubs (I/O-heavy on MariaDB) after. Purges wait
+   * at most `10 * burstQuietMs` for a pause.
+   * @default 200
+   */
+  burstQuietMs?: number;
 }
 
 const errorCode = (err: unknown): string =>
   err instanceof StoreAppError ? err.code : err instanceof Error ? err.name : 'UNKNOWN';
 
-/** A counting semaphore: at most `size` bodies run at once, the others queue in order. */
+/**
+ * A counting semaphore: at most `size` holders at once, the others queue in
+ * order. `acquire` resolves with the holder's release function (idempotent).
+ */
 function createSlots(size: number) {
   let free = size;
   const queue: Array<() => void> = [];
-  async function inSlot<T>(body: () => Promise<T>): Promise<T> {
-    if (free > 0) free--;
-    else await new Promise<void>((resolve) => queue.push(resolve));
-    try {
-      return await body();
-    } finally {
+  const waiters = new Set<() => void>();
+  function releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       const next = queue.shift();
       if (next) next();
       else free++;
-    }
+      for (const w of waiters) w();
+      waiters.clear();
+    };
   }
-  return Object.assign(inSlot, { full: () => free === 0 });
+  return {
+    /** A slot now, or undefined when every slot is taken. */
+    tryAcquire(): (() => void) | undefined {
+      if (free === 0) return undefined;
+      free--;
+      return releaser();
+    },
+    acquire(): Promise<() => void> {
+      if (free > 0) {
+        free--;
+        return Promise.resolve(releaser());
+      }
+      return new Promise((resolve) => queue.push(() => resolve(releaser())));
+    },
+    /** How many wait for a slot. */
+    waiting: () => queue.length,
+    /** Resolves at the next release. */
+    released: () => new Promise<void>((resolve) => waiters.add(resolve)),
+  };
 }
 
 export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
@@ -104,7 +142,10 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const leaseMs = deps.leaseMs ?? 5000;
   const sweepDelayMs = deps.sweepDelayMs ?? 60_000;
   const leaseWaitPollMs = deps.leaseWaitPollMs ?? 100;
-  const inSlot = createSlots(deps.concurrency ?? 64);
+  const slots = createSlots(deps.concurrency ?? 4);
+  const burstQuietMs = deps.burstQuietMs ?? 200;
+  let lastQueued = Number.NEGATIVE_INFINITY;
+  let burstStarted = Number.NEGATIVE_INFINITY;
   const instance = randomUUID();
   let leases = 0;
   const running = new Map<string, Promise<boolean>>();
@@ -141,22 +182,26 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     return () => clearInterval(renew);
   }
 
-  async function attempt(entry: Leased): Promise<boolean> {
+  async function attempt(entry: Leased, slot?: () => void): Promise<boolean> {
+    // Renewed from the lease on, while it waits for a slot too.
     const stop = keepLease(entry);
+    const release = slot ?? (await slots.acquire());
     try {
-      return await attemptLeased(entry);
+      return await attemptLeased(entry, release);
     } finally {
+      release();
       stop();
     }
   }
 
-  async function attemptLeased(entry: PendingPurge): Promise<boolean> {
+  async function attemptLeased(entry: PendingPurge, committed: () => void): Promise<boolean> {
     const ids = { storeId: entry.storeId, eventId: entry.eventId };
     const sweep = entry.kind === 'sweep';
     try {
       const result = await purge(entry.storeId, {
         ifInstalledBefore: entry.eventAt,
         ...(sweep ? { sweep } : {}),
+        onCommitted: committed,
       });
       // The sweep is due a horizon after the commit, not after the event.
       const sweepAt =
@@ -205,31 +250,52 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     }
   }
 
-  /** A leased entry, single-flight per event in this process. */
-  function work(entry: Leased): Promise<boolean> {
+  /** A leased entry, single-flight per event in this process; `slot`: one already held. */
+  function work(entry: Leased, slot?: () => void): Promise<boolean> {
     let p = running.get(entry.eventId);
-    if (!p) {
-      p = attempt(entry).finally(() => running.delete(entry.eventId));
-      running.set(entry.eventId, p);
+    if (p) {
+      slot?.();
+      return p;
     }
+    p = attempt(entry, slot).finally(() => running.delete(entry.eventId));
+    running.set(entry.eventId, p);
     return p;
   }
 
-  async function runDue(): Promise<number> {
+  /**
+   * Leases one batch of due entries and starts them; resolves with the batch
+   * (`leased`) once fewer than a batch wait for a slot, and with every
+   * attempt's outcome (`done`).
+   */
+  async function leaseBatch(): Promise<{ leased: number; done: Promise<boolean[]> }> {
     const leased = await lease(batchSize);
-    const results = await Promise.all(leased.map((entry) => inSlot(() => work(entry))));
-    return results.filter(Boolean).length;
+    const done = Promise.all(leased.map((entry) => work(entry)));
+    // Back-pressure: leases are renewed while they wait, so lease the next
+    // batch only when this one has mostly reached its slots.
+    while (slots.waiting() >= batchSize && !closed) await slots.released();
+    return { leased: leased.length, done };
+  }
+
+  async function runDue(): Promise<number> {
+    const { done } = await leaseBatch();
+    return (await done).filter(Boolean).length;
   }
 
   function runNow(eventId: string): Promise<boolean> {
     const mine = running.get(eventId);
     if (mine) return mine;
-    if (!inSlot.full()) return runNowWaiting(eventId);
-    // A burst: every slot is taken. The purge is recorded (it commits with
-    // the delivery), so the delivery is acknowledged now and the purge queues
-    // here; making the platform wait would only time its requests out and
-    // bring their retries on top of the burst.
-    runNowWaiting(eventId).catch(() => undefined);
+    // Taken now, not after the lease's round trip: deliveries recorded
+    // together (one group commit) must not all see the same free slot.
+    const now = performance.now();
+    const slot = now - lastQueued < burstQuietMs ? undefined : slots.tryAcquire();
+    if (slot) return runNowWaiting(eventId, slot);
+    if (now - lastQueued >= burstQuietMs) burstStarted = now;
+    lastQueued = now;
+    // A burst: every slot is taken. The purge is recorded (it committed with
+    // the delivery), so the delivery is acknowledged now and the outbox's
+    // batches drain it; making the platform wait would only time its requests
+    // out and bring their retries on top of the burst.
+    kick();
     logger?.info(
       { event: 'purge.queued', eventId },
       'uninstall recorded; purge queued behind a burst',
@@ -237,38 +303,84 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     return Promise.resolve(true);
   }
 
-  async function runNowWaiting(eventId: string): Promise<boolean> {
+  async function runNowWaiting(eventId: string, held: () => void): Promise<boolean> {
     // Another instance holding the lease is working the purge, or died and its
     // lease ends within leaseMs; past this bound the platform's retry comes back.
     const deadline = Date.now() + Math.max(30_000, 3 * leaseMs);
-    for (;;) {
-      const mine = running.get(eventId);
-      if (mine) return mine;
-      // Leased inside the slot: a lease taken before queueing could end while queued.
-      const outcome = await inSlot(async () => {
+    let slot: (() => void) | undefined = held;
+    try {
+      for (;;) {
+        slot ??= await slots.acquire();
+        const [entry] = running.has(eventId) ? [] : await lease(1, eventId);
+        if (entry) {
+          const p = work(entry, slot);
+          slot = undefined; // the attempt releases it
+          return await p;
+        }
         const local = running.get(eventId);
-        if (local) return local;
-        const [entry] = await lease(1, eventId);
-        if (entry) return work(entry);
+        if (local) {
+          // This process's batch has it, and may be waiting for this very slot.
+          slot();
+          slot = undefined;
+          return await local;
+        }
         const current = await pendingPurges.get(eventId);
         // Gone, or a sweep: the purge itself is done (here or elsewhere).
         if (!current || current.kind === 'sweep') return true;
-        return undefined; // another instance holds the lease
-      });
-      if (outcome !== undefined) return outcome;
-      if (closed || Date.now() >= deadline) return false;
-      await sleep(leaseWaitPollMs);
+        if (closed || Date.now() >= deadline) return false;
+        // Not holding a slot while another instance works the entry.
+        slot();
+        slot = undefined;
+        await sleep(leaseWaitPollMs);
+      }
+    } finally {
+      slot?.();
     }
+  }
+
+  let again = false;
+  let kicked: NodeJS.Timeout | undefined;
+  /** How long the next pass waits for a burst's deliveries to pause (bounded). */
+  function quietDelay(): number {
+    const now = performance.now();
+    const pause = lastQueued + burstQuietMs - now;
+    const cap = burstStarted + 10 * burstQuietMs - now;
+    return Math.max(0, Math.min(pause, cap));
+  }
+  /** A burst: drain once deliveries pause, and again after the pass running now. */
+  function kick(): void {
+    if (closed) return;
+    if (pass) {
+      again = true;
+    } else if (!kicked) {
+      schedulePass();
+    }
+  }
+  function schedulePass(): void {
+    const delay = quietDelay();
+    kicked = setTimeout(() => {
+      kicked = undefined;
+      if (quietDelay() > 0) schedulePass();
+      else tick();
+    }, delay);
+    kicked.unref();
   }
 
   function tick(): void {
     if (pass || !outage.ready()) return;
-    pass = runDue()
+    if (quietDelay() > 0) {
+      if (!kicked) schedulePass();
+      return;
+    }
+    again = false;
+    pass = leaseBatch()
       .then(
-        (completed) => {
+        ({ leased, done }) => {
           outage.record(undefined);
+          // Failures are rescheduled (and logged) by each attempt.
+          done.catch(() => undefined);
           // A full batch: more are due (a burst); go on without waiting a poll.
-          if (completed > 0 && completed === batchSize && !closed) setImmediate(tick);
+          if ((leased === batchSize || again) && !closed && !kicked) schedulePass();
         },
         (err: unknown) => {
           outage.record(err);
@@ -301,6 +413,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     async close() {
       closed = true;
       if (timer) clearInterval(timer);
+      if (kicked) clearTimeout(kicked);
       timer = undefined;
       await pass;
       await Promise.allSettled([...running.values()]);

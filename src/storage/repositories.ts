@@ -460,6 +460,7 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
   const scrub = createScrubBatch((tables) => adapter.scrub(tables), SCRUB_GATHER_MS);
   return async function purge(storeId, options) {
     const result = await purgeInTransaction(storeId, options);
+    options.onCommitted?.();
     if (!result.purged) return result;
     if (options.sweep && !Object.values(result.counts).some((n) => n > 0)) return result;
     // After the commit, outside the transaction: deleted rows must not stay

@@ -134,6 +134,8 @@ export interface PurgeOptions {
   ifInstalledBefore?: Date;
   /** The second pass after a committed purge (see AdapterPurgeOptions.sweep). */
   sweep?: boolean;
+  /** Called once the purge's transaction committed (or skipped), before the scrub. */
+  onCommitted?: () => void;
 }
 
 /** An uninstall's purge not yet done (the purge outbox). */
