@@ -61,7 +61,7 @@ describe('platform.installMany', () => {
       grant_type: 'refresh_token',
       client_id: app.clientId,
       client_secret: app.clientSecret,
-      refresh_token: issued[1]?.refresh_token,
+      refresh_token: String(issued[1]?.refresh_token),
     });
     expect(res.status).toBe(200);
     expect(platform.stats().tokenRequests.refresh_token).toBe(before + 1);
