@@ -176,6 +176,7 @@ async function refreshAll(platform, config, storage, dialect, instances) {
     failed: sum('failed'),
     leaseLost: sum('leaseLost'),
     perInstance: results.map((r) => r.swept.refreshed),
+    failures: results.map((r) => r.failures).filter((f) => Object.keys(f).length > 0),
     heapMb: Math.max(...results.map((r) => r.memory.heapUsed)) / MB,
   };
 }
@@ -254,6 +255,13 @@ async function measure(dialect, databaseUrl, n) {
         `${three.refreshCalls} token endpoint calls, ${three.stillDue} still due); ` +
         `purge ${burst.length}: ${purge.ms.toFixed(0)} ms (${purge.failed} failed)`,
     );
+    for (const [label, r] of [
+      ['1 instance', one],
+      ['3 instances', three],
+    ]) {
+      if (r.failures?.length)
+        console.log(`  ${label}: failures by code ${JSON.stringify(r.failures)}`);
+    }
     if (
       failedCalls ||
       one.refreshed !== n ||
@@ -339,3 +347,76 @@ for (const dialect of dialects) {
 console.log(
   `\nSCALE_JSON ${JSON.stringify(rows.map(({ refresh1, refresh3, ...r }) => ({ ...r, leaseLost3: refresh3.leaseLost, perInstance3: refresh3.perInstance })))}`,
 );
+
+// SCALE_SVG=docs/images/scale.svg: draws heap and refresh time (one instance) against N,
+// one line per database, log-scale N, beside the table in docs/benchmarks.md.
+if (process.env.SCALE_SVG) {
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(process.env.SCALE_SVG, chart(rows));
+  console.log(`chart written to ${process.env.SCALE_SVG}`);
+}
+
+function chart(data) {
+  const W = 750;
+  const H = 300;
+  const colours = { sqlite: '#1f6feb', postgres: '#d1242f' };
+  const ns = [...new Set(data.map((r) => r.n))].sort((a, b) => a - b);
+  const logMin = Math.log10(ns[0]);
+  const logMax = Math.log10(ns.at(-1));
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="11">`,
+    '<title>Scale: heap after one call per store, and time to refresh all N due tokens on one instance, against N</title>',
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+  ];
+  const panel = (x0, title, unit, value) => {
+    const [x1, y0, y1] = [x0 + 300, 240, 40];
+    const max = Math.max(...data.map(value).filter(Number.isFinite));
+    const step = 10 ** Math.floor(Math.log10(max / 2));
+    const top = Math.ceil(max / step) * step;
+    const px = (n) =>
+      logMax === logMin ? x0 + 150 : x0 + 10 + ((Math.log10(n) - logMin) / (logMax - logMin)) * 280;
+    const py = (v) => y0 - (v / top) * (y0 - y1);
+    out.push(`<text x="${x0}" y="26" font-size="13" font-weight="600">${title}</text>`);
+    out.push(`<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="#333"/>`);
+    out.push(`<line x1="${x0}" y1="${y1}" x2="${x0}" y2="${y0}" stroke="#333"/>`);
+    for (let v = 0; v <= top + 1e-9; v += top / 4) {
+      out.push(
+        `<line x1="${x0}" y1="${py(v).toFixed(1)}" x2="${x1}" y2="${py(v).toFixed(1)}" stroke="#eee"/>`,
+      );
+      out.push(
+        `<text x="${x0 - 6}" y="${(py(v) + 4).toFixed(1)}" text-anchor="end">${+v.toFixed(1)}</text>`,
+      );
+    }
+    out.push(
+      `<text x="${x0 - 44}" y="140" transform="rotate(-90 ${x0 - 44} 140)" text-anchor="middle">${unit}</text>`,
+    );
+    for (const n of ns) {
+      out.push(
+        `<text x="${px(n).toFixed(1)}" y="256" text-anchor="middle">${n.toLocaleString('en')}</text>`,
+      );
+    }
+    out.push(
+      `<text x="${x0 + 150}" y="272" text-anchor="middle">installed stores N (log scale)</text>`,
+    );
+    for (const dialect of Object.keys(colours)) {
+      const pts = data.filter((r) => r.dialect === dialect && Number.isFinite(value(r)));
+      if (pts.length === 0) continue;
+      const xy = pts.map((r) => [px(r.n).toFixed(1), py(value(r)).toFixed(1)]);
+      out.push(
+        `<polyline points="${xy.map((p) => p.join(',')).join(' ')}" fill="none" stroke="${colours[dialect]}" stroke-width="2"/>`,
+      );
+      for (const [x, y] of xy)
+        out.push(`<circle cx="${x}" cy="${y}" r="3" fill="${colours[dialect]}"/>`);
+    }
+  };
+  panel(60, 'Heap after one API call per store', 'MB', (r) => r.heapMb);
+  panel(430, 'Refresh all N due tokens, one instance', 's', (r) => r.refresh1S);
+  let lx = 430;
+  for (const [dialect, colour] of Object.entries(colours)) {
+    out.push(`<rect x="${lx}" y="286" width="10" height="3" fill="${colour}"/>`);
+    out.push(`<text x="${lx + 14}" y="291">${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}</text>`);
+    lx += 90;
+  }
+  out.push('</svg>', '');
+  return out.join('\n');
+}
