@@ -2,10 +2,10 @@
 // N = 1,000, 10,000 and 100,000, on a SQLite file and on Postgres.
 //
 // Seeding is fast, not N browser installs: the local platform's programmatic
-// API creates each store and approves the install (`approveInstall`), the
-// token exchange is one POST per store (16 at a time), and the tokens are
-// sealed with the kit's cipher into the kit's installations table, 500 rows
-// per transaction (see `seed`).
+// API creates each store and installs the app on 1,000 stores per transaction
+// (`installMany`, real token pairs, no HTTP), and the tokens are sealed with
+// the kit's cipher into the kit's installations table, 1,000 rows per
+// transaction (see `seed`).
 // Then, each in fresh processes on the shared database (bench/workers/scale-worker.js):
 //   - start-up: storeApp() and its middleware with N installations stored;
 //   - heap and RSS after a full GC, before and after every store made one API
@@ -34,7 +34,6 @@ import { startPlatform } from '../../dist/platform/index.js';
 import { createStorage } from '../../dist/storage/index.js';
 import * as postgresSchema from '../../dist/storage/schema/postgres.js';
 import * as sqliteSchema from '../../dist/storage/schema/sqlite.js';
-import { issueTokens } from '../lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const workerScript = join(here, '..', 'workers', 'scale-worker.js');
@@ -48,76 +47,64 @@ const memoryOnly = process.env.SCALE_PHASES === 'memory';
 const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const APP_URL = 'http://127.0.0.1:9';
 const REDIRECT_URI = `${APP_URL}/auth/callback`;
-const SEED_CONCURRENCY = 16;
 const CALL_CHUNK = 5_000;
 const PURGE_BURST = 1_000;
 const MB = 1024 * 1024;
 
-async function pool(items, concurrency, fn) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-}
-
-/** Rows written to the kit's installations table per transaction while seeding. */
-const SEED_BATCH = 500;
+/** Stores installed per platform transaction, and kit rows written per transaction, while seeding. */
+const SEED_BATCH = 1_000;
 
 /**
- * N installed stores: the platform creates each store and approves its
- * install (programmatic API), one token exchange per store (16 at a time);
- * the kit's rows are sealed with the kit's token cipher and written in
- * batches into its installations table (one transaction per 500 rows, where
- * `installations.upsert` would fsync once per store).
+ * N installed stores, without N browser installs or N HTTP code exchanges:
+ * the platform creates each store and installs the app on a batch of them in
+ * one transaction (`platform.installMany`: real token pairs, stored hashed as
+ * a code exchange stores them, so refreshes and API calls go through the real
+ * endpoints over sockets); the kit's rows are sealed with the kit's token
+ * cipher and written a batch per transaction into its installations table
+ * (where `installations.upsert` would fsync once per store).
  */
 async function seed(platform, app, storage, dialect, encryptionKey, n) {
   const cipher = createTokenCipher([encryptionKey]);
   const table = (dialect === 'sqlite' ? sqliteSchema : postgresSchema).installations;
   const ids = [];
   for (let i = 0; i < n; i++) ids.push(platform.createStore({ seed: false }).storeId);
-  let pending = [];
-  const flush = async () => {
-    const rows = pending;
-    pending = [];
-    if (rows.length === 0) return;
-    if (dialect === 'sqlite') storage.db.transaction((tx) => tx.insert(table).values(rows).run());
-    else await storage.db.insert(table).values(rows);
-  };
-  await pool(ids, SEED_CONCURRENCY, async (storeId) => {
-    // A keep-alive socket the platform closes as we send is a reset: install again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await installOne(storeId);
-      } catch (err) {
-        if (attempt >= 3) throw err;
-      }
-    }
-  });
-  async function installOne(storeId) {
-    const t = await issueTokens(platform, {
-      app,
-      storeId,
-      redirectUri: REDIRECT_URI,
+  for (let i = 0; i < n; i += SEED_BATCH) {
+    const issued = platform.installMany({
+      clientId: app.clientId,
+      storeIds: ids.slice(i, i + SEED_BATCH),
       scopes: ['read_products'],
     });
     const now = new Date();
-    pending.push({
-      storeId,
-      scopes: t.scope.split(',').join(' '),
-      accessTokenEnc: await cipher.encrypt(t.access_token, storeId),
-      refreshTokenEnc: await cipher.encrypt(t.refresh_token, storeId),
-      keyId: cipher.currentKid,
-      accessExpiresAt: new Date(now.getTime() + t.expires_in * 1000),
-      installedAt: now,
-      updatedAt: now,
-      version: 1,
-      needsReauth: false,
-      platformInstalledAt: now,
-    });
-    if (pending.length >= SEED_BATCH) await flush();
+    const rows = await Promise.all(
+      issued.map(async (t) => ({
+        storeId: t.storeId,
+        scopes: t.scope.split(',').join(' '),
+        accessTokenEnc: await cipher.encrypt(t.access_token, t.storeId),
+        refreshTokenEnc: await cipher.encrypt(t.refresh_token, t.storeId),
+        keyId: cipher.currentKid,
+        accessExpiresAt: new Date(now.getTime() + t.expires_in * 1000),
+        installedAt: now,
+        updatedAt: now,
+        version: 1,
+        needsReauth: false,
+        platformInstalledAt: now,
+      })),
+    );
+    if (dialect === 'sqlite') {
+      storage.db.transaction((tx) => {
+        // SQLite caps bound parameters per statement: 500 rows of 11 columns fit.
+        for (let j = 0; j < rows.length; j += 500)
+          tx.insert(table)
+            .values(rows.slice(j, j + 500))
+            .run();
+      });
+    } else {
+      await storage.db.transaction(async (tx) => {
+        for (let j = 0; j < rows.length; j += 500)
+          await tx.insert(table).values(rows.slice(j, j + 500));
+      });
+    }
   }
-  await flush();
   // The rows read back through the kit's storage, as the app will read them.
   const probe = await storage.installations.get(ids[0]);
   if (probe?.scopes[0] !== 'read_products') throw new Error('seeded rows unreadable');
@@ -139,7 +126,13 @@ async function makeAllDue(storage, dialect) {
 function startWorker(config) {
   const child = fork(workerScript, [], {
     env: { ...process.env, SAK_SCALE_WORKER: JSON.stringify(config) },
-    execArgv: ['--expose-gc'],
+    // SCALE_CPU_PROF=<dir>: a V8 CPU profile of every worker (bench/tools/profile-summary.js reads it).
+    execArgv: [
+      '--expose-gc',
+      ...(process.env.SCALE_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SCALE_CPU_PROF}`]
+        : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = new Promise((resolve, reject) => {
@@ -183,6 +176,7 @@ async function refreshAll(platform, config, storage, dialect, instances) {
     failed: sum('failed'),
     leaseLost: sum('leaseLost'),
     perInstance: results.map((r) => r.swept.refreshed),
+    failures: results.map((r) => r.failures).filter((f) => Object.keys(f).length > 0),
     heapMb: Math.max(...results.map((r) => r.memory.heapUsed)) / MB,
   };
 }
@@ -255,11 +249,19 @@ async function measure(dialect, databaseUrl, n) {
       `scale ${dialect} N=${n}: seeded in ${seedS.toFixed(1)} s; start-up ${row.startupMs.toFixed(0)} ms; ` +
         `heap ${row.heapStartMb.toFixed(1)} → ${row.heapMb.toFixed(1)} MB, RSS ${row.rssMb.toFixed(0)} MB after ${n} calls ` +
         `(${callS.toFixed(1)} s, ${failedCalls} failed); refresh all: 1 instance ${row.refresh1S.toFixed(1)} s ` +
-        `(${one.refreshed} refreshed, ${one.failed} failed), 3 instances ${row.refresh3S.toFixed(1)} s ` +
-        `(${three.refreshed} refreshed [${three.perInstance.join('+')}], ${three.failed} failed, ${three.leaseLost} lost leases, ` +
+        `(${(n / row.refresh1S).toFixed(0)}/s, ${one.refreshed} refreshed, ${one.failed} failed), 3 instances ${row.refresh3S.toFixed(1)} s ` +
+        `(${(n / row.refresh3S).toFixed(0)}/s, ` +
+        `${three.refreshed} refreshed [${three.perInstance.join('+')}], ${three.failed} failed, ${three.leaseLost} lost leases, ` +
         `${three.refreshCalls} token endpoint calls, ${three.stillDue} still due); ` +
         `purge ${burst.length}: ${purge.ms.toFixed(0)} ms (${purge.failed} failed)`,
     );
+    for (const [label, r] of [
+      ['1 instance', one],
+      ['3 instances', three],
+    ]) {
+      if (r.failures?.length)
+        console.log(`  ${label}: failures by code ${JSON.stringify(r.failures)}`);
+    }
     if (
       failedCalls ||
       one.refreshed !== n ||
@@ -345,3 +347,76 @@ for (const dialect of dialects) {
 console.log(
   `\nSCALE_JSON ${JSON.stringify(rows.map(({ refresh1, refresh3, ...r }) => ({ ...r, leaseLost3: refresh3.leaseLost, perInstance3: refresh3.perInstance })))}`,
 );
+
+// SCALE_SVG=docs/images/scale.svg: draws heap and refresh time (one instance) against N,
+// one line per database, log-scale N, beside the table in docs/benchmarks.md.
+if (process.env.SCALE_SVG) {
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(process.env.SCALE_SVG, chart(rows));
+  console.log(`chart written to ${process.env.SCALE_SVG}`);
+}
+
+function chart(data) {
+  const W = 750;
+  const H = 300;
+  const colours = { sqlite: '#1f6feb', postgres: '#d1242f' };
+  const ns = [...new Set(data.map((r) => r.n))].sort((a, b) => a - b);
+  const logMin = Math.log10(ns[0]);
+  const logMax = Math.log10(ns.at(-1));
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="11">`,
+    '<title>Scale: heap after one call per store, and time to refresh all N due tokens on one instance, against N</title>',
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+  ];
+  const panel = (x0, title, unit, value) => {
+    const [x1, y0, y1] = [x0 + 300, 240, 40];
+    const max = Math.max(...data.map(value).filter(Number.isFinite));
+    const step = 10 ** Math.floor(Math.log10(max / 2));
+    const top = Math.ceil(max / step) * step;
+    const px = (n) =>
+      logMax === logMin ? x0 + 150 : x0 + 10 + ((Math.log10(n) - logMin) / (logMax - logMin)) * 280;
+    const py = (v) => y0 - (v / top) * (y0 - y1);
+    out.push(`<text x="${x0}" y="26" font-size="13" font-weight="600">${title}</text>`);
+    out.push(`<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="#333"/>`);
+    out.push(`<line x1="${x0}" y1="${y1}" x2="${x0}" y2="${y0}" stroke="#333"/>`);
+    for (let v = 0; v <= top + 1e-9; v += top / 4) {
+      out.push(
+        `<line x1="${x0}" y1="${py(v).toFixed(1)}" x2="${x1}" y2="${py(v).toFixed(1)}" stroke="#eee"/>`,
+      );
+      out.push(
+        `<text x="${x0 - 6}" y="${(py(v) + 4).toFixed(1)}" text-anchor="end">${+v.toFixed(1)}</text>`,
+      );
+    }
+    out.push(
+      `<text x="${x0 - 44}" y="140" transform="rotate(-90 ${x0 - 44} 140)" text-anchor="middle">${unit}</text>`,
+    );
+    for (const n of ns) {
+      out.push(
+        `<text x="${px(n).toFixed(1)}" y="256" text-anchor="middle">${n.toLocaleString('en')}</text>`,
+      );
+    }
+    out.push(
+      `<text x="${x0 + 150}" y="272" text-anchor="middle">installed stores N (log scale)</text>`,
+    );
+    for (const dialect of Object.keys(colours)) {
+      const pts = data.filter((r) => r.dialect === dialect && Number.isFinite(value(r)));
+      if (pts.length === 0) continue;
+      const xy = pts.map((r) => [px(r.n).toFixed(1), py(value(r)).toFixed(1)]);
+      out.push(
+        `<polyline points="${xy.map((p) => p.join(',')).join(' ')}" fill="none" stroke="${colours[dialect]}" stroke-width="2"/>`,
+      );
+      for (const [x, y] of xy)
+        out.push(`<circle cx="${x}" cy="${y}" r="3" fill="${colours[dialect]}"/>`);
+    }
+  };
+  panel(60, 'Heap after one API call per store', 'MB', (r) => r.heapMb);
+  panel(430, 'Refresh all N due tokens, one instance', 's', (r) => r.refresh1S);
+  let lx = 430;
+  for (const [dialect, colour] of Object.entries(colours)) {
+    out.push(`<rect x="${lx}" y="286" width="10" height="3" fill="${colour}"/>`);
+    out.push(`<text x="${lx + 14}" y="291">${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}</text>`);
+    lx += 90;
+  }
+  out.push('</svg>', '');
+  return out.join('\n');
+}

@@ -204,8 +204,15 @@ if (config.role === 'cost') {
     encoding: 'json',
   };
   // The defaults, as storeApp() resolves them (the interval is ours: the parent starts passes).
+  // Why refreshes failed, by error code (the suite prints them; no store ids, no messages).
+  const failures = {};
+  const count = (obj) => {
+    const code = obj?.code ?? 'unknown';
+    failures[code] = (failures[code] ?? 0) + 1;
+  };
   const tokens = createTokenManager({
     installations: storage.installations,
+    logger: { info() {}, warn: count, error: count },
     options: resolveRefreshOptions({ sweepIntervalMs: 0 }),
     refresh: (rt, signal) =>
       requestToken(endpoint, { grant_type: 'refresh_token', refresh_token: rt }, { signal }),
@@ -216,7 +223,15 @@ if (config.role === 'cost') {
       const total = { passes: 0, checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
       // Passes until one finds nothing due (the background sweep would run them a minute apart).
       for (;;) {
-        const r = await tokens.sweep();
+        let r;
+        try {
+          r = await tokens.sweep();
+        } catch (err) {
+          // A pass that failed as a whole (storage busy or timed out): the background sweep
+          // would log it and try again at the next interval; so does this loop, counting it.
+          count(err);
+          r = { checked: 1, refreshed: 0, failed: 0, leaseLost: 0 };
+        }
         total.passes++;
         for (const k of ['checked', 'refreshed', 'failed', 'leaseLost']) total[k] += r[k];
         if (r.checked === 0 || total.passes >= 20) break;
@@ -224,7 +239,7 @@ if (config.role === 'cost') {
         // shortly (the background sweep would look a minute later).
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
-      process.send({ swept: total, ms: performance.now() - t, memory: memory() });
+      process.send({ swept: total, failures, ms: performance.now() - t, memory: memory() });
     } else if (m.cmd === 'close') {
       await storage.close();
       process.exit(0);

@@ -39,6 +39,7 @@ import { createClock } from './clock.js';
 import { openPlatformDb } from './db/open.js';
 import {
   AuthorizeRequestError,
+  PLATFORM_INVALID_APP,
   PLATFORM_NOT_INSTALLED,
   PLATFORM_UNKNOWN_APP,
   PLATFORM_UNKNOWN_STORE,
@@ -97,6 +98,17 @@ export interface UninstallResult {
   deliveryId: string;
 }
 
+/** One store's token pair from `installMany`, shaped like the token endpoint's answer. */
+export interface InstalledTokens {
+  storeId: string;
+  access_token: string;
+  refresh_token: string;
+  /** Seconds. */
+  expires_in: number;
+  /** Comma-separated, as the token endpoint sends it. */
+  scope: string;
+}
+
 export interface Platform {
   /** The origin, e.g. `http://127.0.0.1:4400`. Same as `authUrl`. */
   readonly url: string;
@@ -123,6 +135,20 @@ export interface Platform {
   approveInstall(target: InstallTarget): string;
   /** The merchant presses Deny: returns `redirect_uri?error=access_denied&state`. */
   denyInstall(target: InstallTarget): string;
+  /**
+   * Installs the app on many existing stores at once, as if each had gone
+   * through consent and the code exchange (no code, no HTTP, one
+   * transaction): the token pairs are real, so refreshes and API calls with
+   * them go through the real endpoints. For seeding benches and tests with
+   * thousands of stores; `scopes` defaults to every scope the app registered.
+   * Throws PlatformError `PLATFORM_UNKNOWN_APP` / `PLATFORM_UNKNOWN_STORE` /
+   * `PLATFORM_INVALID_APP` (a scope the app did not register).
+   */
+  installMany(input: {
+    clientId: string;
+    storeIds: readonly string[];
+    scopes?: readonly string[];
+  }): InstalledTokens[];
   /** Where the admin's Install button sends the browser: `{appUrl}/auth?store_id=…`. */
   installUrl(input: { clientId: string; storeId: string }): string;
   /** Revokes every token of the app for the store, then delivers `app.uninstalled` in the background. */
@@ -416,6 +442,26 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
         error_description: 'The merchant denied the request.',
         state: request.state,
       });
+    },
+    installMany({ clientId, storeIds, scopes }) {
+      const registered = appOf(clientId);
+      const granted = scopes === undefined ? [...registered.scopes] : [...new Set(scopes)];
+      if (granted.length === 0 || granted.some((s) => !registered.scopes.includes(s as never))) {
+        throw new PlatformError(
+          PLATFORM_INVALID_APP,
+          'installMany: scopes must be a non-empty subset of the scopes the app registered.',
+        );
+      }
+      for (const storeId of storeIds) requireStore(storeId);
+      return tokens
+        .issueForInstalls({ appId: registered.appId, storeIds, scopes: granted })
+        .map((t) => ({
+          storeId: t.storeId,
+          access_token: t.accessToken,
+          refresh_token: t.refreshToken,
+          expires_in: t.expiresIn,
+          scope: t.scopes.join(','),
+        }));
     },
     installUrl({ clientId, storeId }) {
       const registered = appOf(clientId);

@@ -23,6 +23,7 @@ import { OAUTH_ENV } from '../oauth/env.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
 import { ATTR, countRefresh, errorType, inSpan, SPAN } from '../telemetry/index.js';
 import type { ResolvedRefreshOptions } from './options.js';
+import { createSweepPacer } from './pacer.js';
 import { createPendingWrites } from './pending-writes.js';
 
 /** Lifetime assumed when a refresh response has no usable expires_in (the document's value). */
@@ -152,6 +153,9 @@ type Trigger = { kind: 'window' } | { kind: 'rejected'; token: string };
  */
 type Mode = 'wait' | 'sweep';
 
+/** A swept store: 'ok' (nothing to learn), its refresh landed with `leftMs` to spare, or the endpoint failed. */
+type SweepOutcome = 'ok' | 'endpoint_failed' | { leftMs: number };
+
 /** Consecutive endpoint failures after which a sweep pass stops (the endpoint is down). */
 const SWEEP_GIVE_UP_AFTER = 20;
 /** A pass skips at most this many pages' worth of failed or leased stores, then ends. */
@@ -189,8 +193,14 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   /** Local time before which the token endpoint asked not to be called (its Retry-After). */
   let endpointPausedUntil = 0;
   const revoking = new Map<string, Promise<boolean>>();
-  /** Installations returned by a refresh this process committed (for sweep statistics). */
-  const committedHere = new WeakSet<Installation>();
+  /**
+   * Installations returned by a refresh this process committed, with the
+   * expiry (ms) of the token they replaced: the sweep counts them and reads
+   * how close to expiry it got (its pacing).
+   */
+  const committedHere = new WeakMap<Installation, number>();
+  /** Token endpoint answers asking to slow down (Retry-After) or failing, so far: the sweep backs off. */
+  let endpointPushback = 0;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
   let stopping: AbortController | undefined;
@@ -266,6 +276,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       } catch (err) {
         const asked = retryAfterMsOf(err);
         if (asked !== undefined) endpointPausedUntil = Math.max(endpointPausedUntil, now() + asked);
+        if (asked !== undefined || isRetryable(err)) endpointPushback++;
         if (
           isRetryable(err) &&
           attempt < options.maxAttempts &&
@@ -421,7 +432,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         // reinstall. Keep it (sealed), serve it, and write it when storage recovers.
         const kept = pending.keep(inst, owner, tokens, err);
         clientRejectedReported = false;
-        committedHere.add(kept);
+        committedHere.set(kept, inst.accessTokenExpiresAt.getTime());
         return kept;
       }
       if (!committed) {
@@ -431,7 +442,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       }
       logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
       clientRejectedReported = false;
-      committedHere.add(committed);
+      committedHere.set(committed, inst.accessTokenExpiresAt.getTime());
       return remember(committed, mode);
     }
   }
@@ -545,7 +556,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     result: SweepResult,
     skip: Set<string>,
     signal: AbortSignal | undefined,
-  ): Promise<'ok' | 'endpoint_failed'> {
+  ): Promise<SweepOutcome> {
     // Paced against the token endpoint: not before the Retry-After it gave any refresh.
     const pause = endpointPausedUntil - now();
     if (pause > 0) await sleep(pause, signal);
@@ -559,10 +570,12 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         return 'ok';
       }
       // Count only refreshes this process made, not a winner's token it re-read.
-      if (committedHere.has(inst)) result.refreshed++;
+      const replacedExpiry = committedHere.get(inst);
+      if (replacedExpiry !== undefined) result.refreshed++;
       // A token issued for less than the window stays due: once per pass is enough.
       if (!fresh(inst)) skip.add(storeId);
-      return 'ok';
+      // How much of the window was left when its refresh landed (both times are ours).
+      return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - now() };
     } catch (err) {
       // One store failing (needs reinstall, endpoint down) must not stop the others.
       result.failed++;
@@ -581,6 +594,58 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
 
   async function sweep(signal?: AbortSignal): Promise<SweepResult> {
     const result: SweepResult = { checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
+    let failingInARow = 0;
+    const pacer = createSweepPacer({
+      min: options.sweepConcurrency,
+      max: options.sweepMaxConcurrency,
+      behindMs: windowMs / 2,
+    });
+    let pushbackSeen = endpointPushback;
+    /**
+     * Works one page of due stores, `pacer.limit` at a time; the limit moves
+     * as refreshes land (see createSweepPacer), so workers are added or
+     * retire between stores, never in the middle of one.
+     */
+    const runPage = (ids: string[], one: (id: string) => Promise<SweepOutcome>) =>
+      new Promise<void>((resolve, reject) => {
+        let next = 0;
+        let active = 0;
+        let failed = false;
+        const more = () =>
+          !failed && next < ids.length && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted;
+        const launch = () => {
+          while (active < pacer.limit() && more()) {
+            const id = ids[next++] as string;
+            active++;
+            one(id).then(
+              (outcome) => {
+                active--;
+                if (endpointPushback !== pushbackSeen) {
+                  pushbackSeen = endpointPushback;
+                  pacer.pushback();
+                } else if (outcome === 'endpoint_failed') {
+                  pacer.pushback();
+                } else if (outcome !== 'ok') {
+                  pacer.landed(outcome.leftMs);
+                }
+                launch();
+              },
+              (err: unknown) => {
+                active--;
+                // Only the pass's own stop signal ends a wait here.
+                if (signal?.aborted) {
+                  launch();
+                  return;
+                }
+                failed = true;
+                reject(err);
+              },
+            );
+          }
+          if (active === 0) resolve();
+        };
+        launch();
+      });
     // Entries past their age answer no request; without this they would wait for the bound.
     // (Due ones stay: this pass replaces them with their refreshed copy.)
     cache.prune((entry) => now() - entry.loadedAt >= options.cacheTtlMs);
@@ -588,7 +653,6 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     // their lease): not tried again until the next pass. Bounded: the pass ends first.
     const skip = new Set<string>();
     const maxSkip = options.sweepBatchSize * SWEEP_SKIP_PAGES;
-    let failingInARow = 0;
     while (skip.size < maxSkip && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted) {
       // Read now, not once per pass: what another instance refreshed meanwhile is gone.
       const ids = await installations.listExpiringBefore(
@@ -600,20 +664,11 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       // Instances sharing a database read the same page: each works it in its own order,
       // so they mostly meet at stores already done rather than race for the same lease.
       shuffle(due);
-      let next = 0;
-      const worker = async () => {
-        while (next < due.length && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted) {
-          const id = due[next++] as string;
-          const outcome = await sweepOne(id, result, skip, signal).catch((err: unknown) => {
-            // Only the pass's own stop signal ends a wait here.
-            if (signal?.aborted) return 'ok' as const;
-            throw err;
-          });
+      await runPage(due, (id) =>
+        sweepOne(id, result, skip, signal).then((outcome) => {
           failingInARow = outcome === 'endpoint_failed' ? failingInARow + 1 : 0;
-        }
-      };
-      await Promise.all(
-        Array.from({ length: Math.min(options.sweepConcurrency, due.length) }, worker),
+          return outcome;
+        }),
       );
     }
     if (failingInARow >= SWEEP_GIVE_UP_AFTER) {

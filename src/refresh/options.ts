@@ -3,6 +3,7 @@
  * under `refresh`; `resolveRefreshOptions` validates them once and fills defaults.
  */
 import * as v from 'valibot';
+import { ConfigError } from '../errors/index.js';
 import { integer, parseOptions } from '../options/index.js';
 
 export const refreshOptionsSchema = v.strictObject({
@@ -26,13 +27,23 @@ export const refreshOptionsSchema = v.strictObject({
    */
   sweepBatchSize: v.optional(integer(1), 500),
   /**
-   * Refreshes a sweep pass runs at once. With ~20 ms per refresh (token
-   * endpoint round trip and two writes) the default does about 400 a second:
-   * 10,000 tokens due together are refreshed in well under a minute. The
-   * pass also waits out the token endpoint's Retry-After before its next call.
+   * Refreshes a sweep pass runs at once while it keeps up. With ~20 ms per
+   * refresh (token endpoint round trip and two writes) this does about 400 a
+   * second. The pass also waits out the token endpoint's Retry-After before
+   * its next call.
    * @default 8
    */
   sweepConcurrency: v.optional(integer(1, 256), 8),
+  /**
+   * Most refreshes a sweep pass runs at once when it falls behind: when a
+   * token it refreshes had less than half the window left (many tokens due,
+   * or a slow token endpoint), the pass doubles its concurrency, up to this;
+   * a Retry-After or a failed call from the token endpoint halves it again,
+   * down to `sweepConcurrency`. Equal to `sweepConcurrency` turns this off.
+   * Must be at least `sweepConcurrency`.
+   * @default 64
+   */
+  sweepMaxConcurrency: v.optional(integer(1, 1024), 64),
   /**
    * How long one process may hold the cross-process refresh lease; a crashed
    * holder's lease expires after this.
@@ -91,5 +102,12 @@ export function resolveRefreshOptions(
   options: RefreshOptions = {},
   prefix = 'refresh',
 ): ResolvedRefreshOptions {
-  return parseOptions(refreshOptionsSchema, options, { prefix });
+  const resolved = parseOptions(refreshOptionsSchema, options, { prefix });
+  if (resolved.sweepMaxConcurrency < resolved.sweepConcurrency) {
+    throw new ConfigError(
+      `${prefix}.sweepMaxConcurrency`,
+      `must be at least ${prefix}.sweepConcurrency (${resolved.sweepConcurrency}); raise it or lower ${prefix}.sweepConcurrency`,
+    );
+  }
+  return resolved;
 }

@@ -44,6 +44,8 @@ import type { AnyDrizzle, Dialect, StoreScopedTable } from './types.js';
 const RETRY_LOCK_CONFLICTS = { retryOnLockConflict: true } as const;
 /** Deliveries that arrive together share one COMMIT (one fsync) on SQLite. */
 const GROUPED_DELIVERY = { ...RETRY_LOCK_CONFLICTS, group: true } as const;
+/** Refresh lease writes that come together share one COMMIT on SQLite (see leaseWrite). */
+const GROUPED_LEASE_WRITE = { group: true } as const;
 
 type InstallationRow = KitTables['installations']['$inferSelect'];
 
@@ -195,24 +197,36 @@ export function createInstallationRepository(adapter: DialectAdapter): {
     },
   };
 
+  /**
+   * On SQLite every COMMIT is an fsync that blocks the event loop (synchronous
+   * = FULL), and a refresh makes two (lease, then tokens): that, not the token
+   * endpoint, capped a sweep at a few hundred refreshes a second. Lease writes
+   * asked for together share one COMMIT (./group-commit.ts); each still
+   * settles only once it is durable. The server dialects commit per statement.
+   */
+  const leaseWrite = <T>(fn: () => Promise<T>): Promise<T> =>
+    adapter.dialect === 'sqlite' ? adapter.transaction(fn, GROUPED_LEASE_WRITE) : fn();
+
   const refreshLease: RefreshLeaseAdapter = {
     async acquire(storeId, expectedVersion, owner, until, now) {
-      const result = await adapter.run('taking the refresh lease', (db) =>
-        db
-          .update(t)
-          .set({ refreshLeaseOwner: owner, refreshLeaseUntil: until })
-          .where(
-            and(
-              eq(t.storeId, storeId),
-              eq(t.version, expectedVersion),
-              or(
-                isNull(t.refreshLeaseOwner),
-                isNull(t.refreshLeaseUntil),
-                lte(t.refreshLeaseUntil, now),
-                eq(t.refreshLeaseOwner, owner),
+      const result = await leaseWrite(() =>
+        adapter.run('taking the refresh lease', (db) =>
+          db
+            .update(t)
+            .set({ refreshLeaseOwner: owner, refreshLeaseUntil: until })
+            .where(
+              and(
+                eq(t.storeId, storeId),
+                eq(t.version, expectedVersion),
+                or(
+                  isNull(t.refreshLeaseOwner),
+                  isNull(t.refreshLeaseUntil),
+                  lte(t.refreshLeaseUntil, now),
+                  eq(t.refreshLeaseOwner, owner),
+                ),
               ),
             ),
-          ),
+        ),
       );
       return adapter.affected(result) === 1;
     },
@@ -239,7 +253,9 @@ export function createInstallationRepository(adapter: DialectAdapter): {
         }, RETRY_LOCK_CONFLICTS);
         return row ? toStored(row) : null;
       }
-      const rows = await adapter.run('storing refreshed tokens', (db) => update(db).returning());
+      const rows = await leaseWrite(() =>
+        adapter.run('storing refreshed tokens', (db) => update(db).returning()),
+      );
       return rows[0] ? toStored(rows[0]) : null;
     },
 

@@ -29,10 +29,10 @@ async function setup(n: number, platform?: PlatformOptions) {
     fx: f,
     ids,
     clock,
-    /** Moves both clocks: every token is now within the 300 s window. */
-    makeDue() {
-      f.platform.advanceClock(86_400 - 250);
-      offset += (86_400 - 250) * 1000;
+    /** Moves both clocks: every token now expires in `leftSeconds` (250 s: inside the 300 s window). */
+    makeDue(leftSeconds = 250) {
+      f.platform.advanceClock(86_400 - leftSeconds);
+      offset += (86_400 - leftSeconds) * 1000;
     },
     /** A token manager whose refresh calls go to the platform, observed. */
     manager(refresh: RefreshOptions, observe?: (phase: 'start' | 'end', at: number) => void) {
@@ -90,6 +90,36 @@ describe('sweep pass', () => {
     const result = await tokens.sweep();
     expect(result.refreshed).toBe(24);
     expect(most).toBe(4);
+  });
+
+  it('behind schedule (tokens with less than half the window left), it runs more at once, up to sweepMaxConcurrency', async () => {
+    const s = await setup(40);
+    // 100 s left of the 300 s window: the pass is late and must catch up.
+    s.makeDue(100);
+    let inFlight = 0;
+    let most = 0;
+    const tokens = s.manager({ sweepConcurrency: 2, sweepMaxConcurrency: 8 }, (phase) => {
+      inFlight += phase === 'start' ? 1 : -1;
+      most = Math.max(most, inFlight);
+    });
+    const result = await tokens.sweep();
+    expect(result.refreshed).toBe(40);
+    expect(s.fx.refreshCalls()).toBe(40);
+    expect(most).toBeGreaterThan(2);
+    expect(most).toBeLessThanOrEqual(8);
+  });
+
+  it('keeping up (more than half the window left), it stays at sweepConcurrency', async () => {
+    const s = await setup(24);
+    s.makeDue(250);
+    let inFlight = 0;
+    let most = 0;
+    const tokens = s.manager({ sweepConcurrency: 2, sweepMaxConcurrency: 8 }, (phase) => {
+      inFlight += phase === 'start' ? 1 : -1;
+      most = Math.max(most, inFlight);
+    });
+    expect((await tokens.sweep()).refreshed).toBe(24);
+    expect(most).toBe(2);
   });
 
   it('three instances on one database: every store refreshed exactly once, lost leases counted', async () => {

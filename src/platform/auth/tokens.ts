@@ -72,6 +72,16 @@ export interface TokenService {
     scopes: string[];
     codeHash: string;
   }): IssuedTokens;
+  /**
+   * Installs the app on many stores in one transaction, as if each store's
+   * code exchange had just happened (no code, no HTTP): for seeding benches
+   * and tests with thousands of installed stores.
+   */
+  issueForInstalls(input: {
+    appId: string;
+    storeIds: readonly string[];
+    scopes: string[];
+  }): IssuedTokens[];
   refresh(input: { refreshToken: string; appId: string; scope?: string[] }): RefreshResult;
   checkAccessToken(token: string): AccessTokenCheck;
   /** Revokes every token of the app for the store; returns how many were active. */
@@ -161,6 +171,19 @@ export function createTokenService(deps: {
     return { accessToken, refreshToken, expiresIn: options.accessTokenTtlSeconds, scopes, storeId };
   }
 
+  function install(appId: string, storeId: string, scopes: string[], codeHash: string | null) {
+    revokeAppStore(appId, storeId);
+    const now = clock.nowSeconds();
+    db.insert(platformInstallations)
+      .values({ id: randomUUID(), appId, storeId, scopes: scopes.join(','), installedAt: now })
+      .onConflictDoUpdate({
+        target: [platformInstallations.appId, platformInstallations.storeId],
+        set: { scopes: scopes.join(','), installedAt: now, uninstalledAt: null },
+      })
+      .run();
+    return issue(appId, storeId, scopes, codeHash);
+  }
+
   return {
     createCode(input) {
       const code = randomToken(32);
@@ -224,18 +247,11 @@ export function createTokenService(deps: {
     },
 
     issueForInstall({ appId, storeId, scopes, codeHash }) {
-      return db.transaction(() => {
-        revokeAppStore(appId, storeId);
-        const now = clock.nowSeconds();
-        db.insert(platformInstallations)
-          .values({ id: randomUUID(), appId, storeId, scopes: scopes.join(','), installedAt: now })
-          .onConflictDoUpdate({
-            target: [platformInstallations.appId, platformInstallations.storeId],
-            set: { scopes: scopes.join(','), installedAt: now, uninstalledAt: null },
-          })
-          .run();
-        return issue(appId, storeId, scopes, codeHash);
-      });
+      return db.transaction(() => install(appId, storeId, scopes, codeHash));
+    },
+
+    issueForInstalls({ appId, storeIds, scopes }) {
+      return db.transaction(() => storeIds.map((storeId) => install(appId, storeId, scopes, null)));
     },
 
     refresh({ refreshToken, appId, scope }) {
