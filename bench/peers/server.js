@@ -2,8 +2,17 @@
 // process of their own so the load generator does not share their event loop
 // and their CPU time per request can be measured apart from it.
 //
-// Started with fork(); sends { ready, urls, kitToken, shopifyToken }, then
-// answers { cpu } (process CPU µs so far) and { memory } (after a full GC).
+// Started with fork(); sends { ready, urls, kitToken, kitTokens, shopifyToken,
+// shopifyTokens }, then answers { cpu } (process CPU µs so far) and { memory }
+// (after a full GC).
+//   BENCH_SIDES   comma-separated sides to start (default: all). The peer bench
+//                 starts one side per process, so no two servers share a heap,
+//                 a GC or an event loop (issue 24 item 4).
+//   BENCH_STORES  stores installed (kit) or sessions stored (Shopify), each
+//                 with its own session token (default 1): users have many
+//                 merchants, each request of the bench names the next one.
+//   BENCH_SQLITE_SYNCHRONOUS  the durable peer's `synchronous` level when the
+//                 kit is not in the same process (the bench reads the kit's).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -33,51 +42,81 @@ import { installStore, listen } from '../lib.js';
 const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
 const dir = mkdtempSync(join(tmpdir(), 'sak-bench-peers-server-'));
+const ALL_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable'];
+const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',') : ALL_SIDES);
+for (const s of sides) if (!ALL_SIDES.includes(s)) throw new Error(`unknown side ${s}`);
+if (process.env.BENCH_WITHOUT_SHOPIFY === '1') sides.delete('shopify');
+const STORES = Number(process.env.BENCH_STORES ?? 1);
 
 // --- the kit, installed into the local platform --------------------------------
-const platform = await startPlatform();
-const appUrl = 'http://127.0.0.1:3000';
-const registered = platform.registerApp({
-  name: 'bench-peers',
-  redirectUri: `${appUrl}/auth/callback`,
-  webhookUrl: `${appUrl}/webhooks`,
-  scopes: ['read_products'],
-  rateLimit: { perMinute: null, concurrent: 500 },
-});
-const kit = await storeApp({
-  appUrl,
-  oauth: {
-    clientId: registered.clientId,
-    clientSecret: registered.clientSecret,
+async function startKit() {
+  const platform = await startPlatform();
+  const appUrl = 'http://127.0.0.1:3000';
+  const registered = platform.registerApp({
+    name: 'bench-peers',
+    redirectUri: `${appUrl}/auth/callback`,
+    webhookUrl: `${appUrl}/webhooks`,
     scopes: ['read_products'],
-    authUrl: platform.authUrl,
-  },
-  storage: {
-    databaseUrl: `file:${join(dir, 'kit.db')}`,
-    encryptionKeys: [randomBytes(32).toString('base64url')],
-  },
-  session: { secret: randomBytes(32).toString('base64url') },
-  webhooks: { secrets: [secret] },
-  refresh: { sweepIntervalMs: 0 },
-});
-const storeId = await installStore(platform, kit.storage, registered, {
-  redirectUri: `${appUrl}/auth/callback`,
-});
-// Counted, so the bench can check that every 200 was a delivery handled and committed.
-let handled = 0;
-kit.webhooks.on('orders.create', async () => {
-  handled++;
-});
+    rateLimit: { perMinute: null, concurrent: 500 },
+  });
+  const kit = await storeApp({
+    appUrl,
+    oauth: {
+      clientId: registered.clientId,
+      clientSecret: registered.clientSecret,
+      scopes: ['read_products'],
+      authUrl: platform.authUrl,
+    },
+    storage: {
+      databaseUrl: `file:${join(dir, 'kit.db')}`,
+      encryptionKeys: [randomBytes(32).toString('base64url')],
+    },
+    session: { secret: randomBytes(32).toString('base64url') },
+    webhooks: { secrets: [secret] },
+    refresh: { sweepIntervalMs: 0 },
+  });
+  const storeIds = [];
+  for (let i = 0; i < STORES; i++) {
+    storeIds.push(
+      await installStore(platform, kit.storage, registered, {
+        redirectUri: `${appUrl}/auth/callback`,
+      }),
+    );
+  }
+  // Counted, so the bench can check that every 200 was a delivery handled and committed.
+  let handled = 0;
+  kit.webhooks.on('orders.create', async () => {
+    handled++;
+  });
 
+  const kitApp = express();
+  kitApp.use(kit.middleware());
+  kitApp.get('/api/data', kit.authenticated(), handler);
+  const kitTokens = [];
+  for (const id of storeIds) kitTokens.push((await kit.sessionToken(id)).token);
+  const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
+  return {
+    kitApp,
+    kitTokens,
+    kitSynchronous,
+    handled: () => handled,
+    dbFile: join(dir, 'kit.db'),
+    close: async () => {
+      await kit.close();
+      await platform.close();
+    },
+  };
+}
+
+// The route's own work, the same on the kit and on bare Express: the same JSON
+// (the store's id as the kit's route reads it; bare Express has no store, so
+// an id of the same length: the same bytes to serialise and send).
 const handler = (_req, res) =>
-  res.json({ storeId: res.locals.store?.storeId ?? storeId, ok: true });
-
-const kitApp = express();
-kitApp.use(kit.middleware());
-kitApp.get('/api/data', kit.authenticated(), handler);
+  res.json({ storeId: res.locals.store?.storeId ?? '00000000-0000-4000-8000-000000000000', ok: true });
 
 const bareApp = express();
 bareApp.get('/api/data', handler);
+const kitSide = sides.has('kit') ? await startKit() : undefined;
 
 // --- Shopify, as its docs show for an embedded app --------------------------------
 // Its packages live in bench/peers/node_modules (`npm run bench:peers` installs
@@ -88,7 +127,7 @@ async function startShopify() {
   const { MemorySessionStorage } = await import('@shopify/shopify-app-session-storage-memory');
   const shopApiKey = 'bench-api-key';
   const shopSecret = randomBytes(32).toString('hex');
-  const shop = 'bench-store.myshopify.com';
+  const shops = Array.from({ length: STORES }, (_, i) => `bench-store-${i}.myshopify.com`);
   const shopify = shopifyApi({
     apiKey: shopApiKey,
     apiSecretKey: shopSecret,
@@ -100,16 +139,18 @@ async function startShopify() {
     logger: { level: 0 },
   });
   const memory = new MemorySessionStorage();
-  await memory.storeSession(
-    new Session({
-      id: shopify.session.getOfflineId(shop),
-      shop,
-      state: 'state',
-      isOnline: false,
-      accessToken: `shpat_${randomBytes(16).toString('hex')}`,
-      scope: 'read_products',
-    }),
-  );
+  for (const shop of shops) {
+    await memory.storeSession(
+      new Session({
+        id: shopify.session.getOfflineId(shop),
+        shop,
+        state: 'state',
+        isOnline: false,
+        accessToken: `shpat_${randomBytes(16).toString('hex')}`,
+        scope: 'read_products',
+      }),
+    );
+  }
   const shopApp = express();
   shopApp.get('/api/data', async (req, res) => {
     const token = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
@@ -130,22 +171,27 @@ async function startShopify() {
     res.json({ storeId: session.shop, ok: true });
   });
   const now = Math.floor(Date.now() / 1000);
-  const shopifyToken = await new SignJWT({
-    iss: `https://${shop}/admin`,
-    dest: `https://${shop}`,
-    aud: shopApiKey,
-    sub: '1',
-    sid: randomBytes(8).toString('hex'),
-  })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt(now)
-    .setNotBefore(now)
-    .setExpirationTime(now + 3600)
-    .setJti(randomBytes(8).toString('hex'))
-    .sign(new TextEncoder().encode(shopSecret));
-  return { shopApp, shopifyToken };
+  const shopifyTokens = [];
+  for (const shop of shops) {
+    shopifyTokens.push(
+      await new SignJWT({
+        iss: `https://${shop}/admin`,
+        dest: `https://${shop}`,
+        aud: shopApiKey,
+        sub: '1',
+        sid: randomBytes(8).toString('hex'),
+      })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuedAt(now)
+        .setNotBefore(now)
+        .setExpirationTime(now + 3600)
+        .setJti(randomBytes(8).toString('hex'))
+        .sign(new TextEncoder().encode(shopSecret)),
+    );
+  }
+  return { shopApp, shopifyTokens };
 }
-const shopifySide = process.env.BENCH_WITHOUT_SHOPIFY === '1' ? undefined : await startShopify();
+const shopifySide = sides.has('shopify') ? await startShopify() : undefined;
 
 // --- the receiver a user would otherwise write ------------------------------------
 const std = new Webhook(secret);
@@ -172,7 +218,7 @@ webhookApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
 // Equal work for the commit: the same `synchronous` level the kit's own
 // connection runs with (read from it, not assumed: better-sqlite3 reopens an
 // existing WAL file at NORMAL).
-const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
+const kitSynchronous = kitSide?.kitSynchronous ?? Number(process.env.BENCH_SQLITE_SYNCHRONOUS ?? 2);
 const durable = new Database(join(dir, 'peer-dedupe.db'));
 durable.pragma('journal_mode = WAL');
 durable.pragma(`synchronous = ${Number(kitSynchronous)}`);
@@ -194,14 +240,15 @@ durableApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
   res.json({ status: fresh ? 'processed' : 'duplicate' });
 });
 
-const servers = {
-  kit: await listen(kitApp),
-  bare: await listen(bareApp),
-  ...(shopifySide ? { shopify: await listen(shopifySide.shopApp) } : {}),
-  webhook: await listen(webhookApp),
-  webhookDurable: await listen(durableApp),
+const apps = {
+  kit: kitSide?.kitApp,
+  bare: bareApp,
+  shopify: shopifySide?.shopApp,
+  webhook: webhookApp,
+  webhookDurable: durableApp,
 };
-const { token: kitToken } = await kit.sessionToken(storeId);
+const servers = {};
+for (const side of ALL_SIDES) if (sides.has(side)) servers[side] = await listen(apps[side]);
 
 const cpu = () => {
   const u = process.cpuUsage();
@@ -211,10 +258,10 @@ process.on('message', async (m) => {
   if (m === 'cpu') process.send({ cpu: cpu() });
   if (m === 'webhooks') {
     // Read through a connection of its own: only committed rows count.
-    const reader = new Database(join(dir, 'kit.db'), { readonly: true });
+    const reader = new Database(kitSide.dbFile, { readonly: true });
     const { n } = reader.prepare('SELECT count(*) AS n FROM store_app_webhook_deliveries').get();
     reader.close();
-    process.send({ webhooks: { handled, recorded: n } });
+    process.send({ webhooks: { handled: kitSide.handled(), recorded: n } });
   }
   if (m === 'memory') {
     globalThis.gc?.();
@@ -224,9 +271,8 @@ process.on('message', async (m) => {
   if (m === 'close') {
     for (const s of Object.values(servers)) s.server.closeAllConnections?.();
     for (const s of Object.values(servers)) s.server.close();
-    await kit.close();
+    await kitSide?.close();
     durable.close();
-    await platform.close();
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   }
@@ -235,6 +281,8 @@ process.send({
   ready: true,
   kitSynchronous,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
-  kitToken,
-  shopifyToken: shopifySide?.shopifyToken,
+  kitToken: kitSide?.kitTokens[0],
+  kitTokens: kitSide?.kitTokens,
+  shopifyToken: shopifySide?.shopifyTokens[0],
+  shopifyTokens: shopifySide?.shopifyTokens,
 });
