@@ -1,19 +1,24 @@
 // The kit side by side with what its users would otherwise pick (issue 15):
 // @shopify/shopify-api (+ its memory and SQLite session storages),
-// standardwebhooks, @octokit/webhooks-methods and bare Express 5, all in this
-// one process run, in interleaved rounds (medians; "paired" is the median of
-// each round's own ratio, robust to the machine's load drifting).
+// standardwebhooks, @octokit/webhooks-methods and bare Express 5, in
+// interleaved rounds (medians; "paired" is the median of each round's own
+// ratio, robust to the machine's load drifting).
 //
-//   npm run bench:peers                  every figure (about 4 minutes)
+//   npm run bench:peers                  every figure (about 6 minutes)
 //   npm run bench:peers -- receiver      figures whose name contains "receiver"
 //   BENCH_QUICK=1 npm run bench:peers    fewer, shorter rounds
+//   BENCH_CONNECTIONS=16,50              connection counts of the HTTP figures
+//   BENCH_STORES=1000                    stores (a session token each) the route names
 //
-// HTTP figures: every server runs in one child process (bench/peers/server.js),
-// the load comes from this one, so the servers have their event loop and core
-// to themselves. Besides requests/s (wall clock), each figure gives the
-// servers' CPU time per request: on a shared, loaded machine the CPU cost is
-// far steadier than the throughput, and the two ratios should agree when the
-// machine is quiet. Pure-function figures likewise give ops per CPU second.
+// HTTP figures (issue 24 item 4: measure what users see): every server runs in
+// a child process of its own (bench/peers/server.js, one side each), the load
+// comes from this one through bench/tools/socket-load.js (keep-alive, one
+// request in flight per connection, prepared bytes: cheap enough not to be the
+// bottleneck at 50 connections), at 16 and at 50 connections. The route's
+// requests name 1000 stores round robin, each with its own session token.
+// Besides requests/s (wall clock), each figure gives the server's CPU time per
+// request: on a shared, loaded machine the CPU cost is far steadier than the
+// throughput. Pure-function figures give ops per CPU second.
 process.env.NODE_ENV = 'production';
 
 import { fork, spawnSync } from 'node:child_process';

@@ -13,6 +13,13 @@
 //                 merchants, each request of the bench names the next one.
 //   BENCH_SQLITE_SYNCHRONOUS  the durable peer's `synchronous` level when the
 //                 kit is not in the same process (the bench reads the kit's).
+//   BENCH_VARIANT  one piece of the kit's route added or taken away, to see
+//                 what it costs (bench/tools/route-ablation.js): on the kit,
+//                 `no-security-headers`, `middleware-only` (no authenticated())
+//                 or `authenticated-only` (no kit.middleware()); on bare,
+//                 `security-headers` (the kit's own header middleware) or
+//                 `nested-router` (a mounted Router with one pass-through layer)
+//                 or `async-local-storage` (async hooks on, as the kit's storage has them).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -28,7 +35,7 @@
 process.env.NODE_ENV = 'production';
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -47,6 +54,7 @@ const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',
 for (const s of sides) if (!ALL_SIDES.includes(s)) throw new Error(`unknown side ${s}`);
 if (process.env.BENCH_WITHOUT_SHOPIFY === '1') sides.delete('shopify');
 const STORES = Number(process.env.BENCH_STORES ?? 1);
+const VARIANT = process.env.BENCH_VARIANT ?? '';
 
 // --- the kit, installed into the local platform --------------------------------
 async function startKit() {
@@ -74,6 +82,7 @@ async function startKit() {
     session: { secret: randomBytes(32).toString('base64url') },
     webhooks: { secrets: [secret] },
     refresh: { sweepIntervalMs: 0 },
+    ...(VARIANT === 'no-security-headers' ? { securityHeaders: { enabled: false } } : {}),
   });
   const storeIds = [];
   for (let i = 0; i < STORES; i++) {
@@ -90,8 +99,9 @@ async function startKit() {
   });
 
   const kitApp = express();
-  kitApp.use(kit.middleware());
-  kitApp.get('/api/data', kit.authenticated(), handler);
+  if (VARIANT !== 'authenticated-only') kitApp.use(kit.middleware());
+  if (VARIANT === 'middleware-only') kitApp.get('/api/data', handler);
+  else kitApp.get('/api/data', kit.authenticated(), handler);
   const kitTokens = [];
   for (const id of storeIds) kitTokens.push((await kit.sessionToken(id)).token);
   const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
@@ -112,9 +122,44 @@ async function startKit() {
 // (the store's id as the kit's route reads it; bare Express has no store, so
 // an id of the same length: the same bytes to serialise and send).
 const handler = (_req, res) =>
-  res.json({ storeId: res.locals.store?.storeId ?? '00000000-0000-4000-8000-000000000000', ok: true });
+  res.json({
+    storeId: res.locals.store?.storeId ?? '00000000-0000-4000-8000-000000000000',
+    ok: true,
+  });
 
 const bareApp = express();
+if (VARIANT === 'security-headers') {
+  const { resolveConfig } = await import('../../dist/config/index.js');
+  const { securityHeaders } = await import('../../dist/http/security-headers.js');
+  // The kit's own header middleware, configured as the kit side's storeApp() resolves it.
+  const c = resolveConfig({
+    appUrl: 'http://127.0.0.1:3000',
+    oauth: {
+      clientId: 'x',
+      clientSecret: 'x'.repeat(32),
+      scopes: ['read_products'],
+      authUrl: 'http://127.0.0.1:9',
+    },
+    storage: {
+      databaseUrl: 'file::memory:',
+      encryptionKeys: [randomBytes(32).toString('base64url')],
+    },
+    session: { secret: randomBytes(32).toString('base64url') },
+    webhooks: { secrets: [secret] },
+  });
+  bareApp.use(securityHeaders(c.embedded, c.securityHeaders, c.session.secure));
+}
+if (VARIANT === 'async-local-storage') {
+  // What the kit's storage turns on in its process (a transaction context):
+  // from the first run(), Node 20 runs async hooks for every async resource and promise.
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  new AsyncLocalStorage().run({}, () => {});
+}
+if (VARIANT === 'nested-router') {
+  const nested = express.Router();
+  nested.use((_req, _res, next) => next());
+  bareApp.use(nested);
+}
 bareApp.get('/api/data', handler);
 const kitSide = sides.has('kit') ? await startKit() : undefined;
 
@@ -254,8 +299,24 @@ const cpu = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
+// CPU profile of the serving alone (not the installs before it): bench/tools/profile-http.js.
+let profiler;
 process.on('message', async (m) => {
   if (m === 'cpu') process.send({ cpu: cpu() });
+  if (m === 'profileStart') {
+    const { Session } = await import('node:inspector/promises');
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+    process.send({ profileStart: true });
+  }
+  if (m?.profileStop) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(m.profileStop, JSON.stringify(profile));
+    profiler.disconnect();
+    process.send({ profileStop: m.profileStop });
+  }
   if (m === 'webhooks') {
     // Read through a connection of its own: only committed rows count.
     const reader = new Database(kitSide.dbFile, { readonly: true });
