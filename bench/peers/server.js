@@ -19,7 +19,8 @@
 //                 or `authenticated-only` (no kit.middleware()); on bare,
 //                 `security-headers` (the kit's own header middleware) or
 //                 `nested-router` (a mounted Router with one pass-through layer)
-//                 or `async-local-storage` (async hooks on, as the kit's storage has them).
+//                 or `async-local-storage` (async hooks on, as the kit's storage has
+//                 them) or `larger-heap` (~9 MB more live objects, as the kit holds).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -154,6 +155,15 @@ if (VARIANT === 'async-local-storage') {
   // from the first run(), Node 20 runs async hooks for every async resource and promise.
   const { AsyncLocalStorage } = await import('node:async_hooks');
   new AsyncLocalStorage().run({}, () => {});
+}
+if (VARIANT === 'larger-heap') {
+  // ~9 MB more live objects (what the kit's process holds more than bare's after a full GC),
+  // to tell a larger heap's GC cost from the kit's own allocations.
+  globalThis.benchBallast = Array.from({ length: 40_000 }, (_, i) => ({
+    storeId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    scopes: ['read_products'],
+    at: new Date(),
+  }));
 }
 if (VARIANT === 'nested-router') {
   const nested = express.Router();
@@ -307,12 +317,24 @@ process.on('message', async (m) => {
     const { Session } = await import('node:inspector/promises');
     profiler = new Session();
     profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.start');
+    if (process.env.BENCH_PROFILE === 'heap') {
+      // Allocation sampling, garbage included: what each request allocates, by site.
+      await profiler.post('HeapProfiler.enable');
+      await profiler.post('HeapProfiler.startSampling', {
+        samplingInterval: 256,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    } else {
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
     process.send({ profileStart: true });
   }
   if (m?.profileStop) {
-    const { profile } = await profiler.post('Profiler.stop');
+    const { profile } = await profiler.post(
+      process.env.BENCH_PROFILE === 'heap' ? 'HeapProfiler.stopSampling' : 'Profiler.stop',
+    );
     writeFileSync(m.profileStop, JSON.stringify(profile));
     profiler.disconnect();
     process.send({ profileStop: m.profileStop });

@@ -5,6 +5,8 @@
 // <dir>/<side>.cpuprofile (summarise it with bench/tools/profile-summary.js).
 //   node bench/tools/profile-http.js <kit-route|bare-route|shopify-route|kit-webhook|peer-webhook> <dir> [seconds] [connections]
 // BENCH_STORES (default 1000): stores, a session token each, named round robin.
+// BENCH_PROFILE=heap: an allocation sampling profile instead (<side>.heapprofile,
+// garbage included; summarise with bench/tools/heap-summary.js).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -71,9 +73,12 @@ const r = await socketLoad(url, {
   next,
 });
 mkdirSync(dir, { recursive: true });
-await ask({ profileStop: join(dir, `${target}.cpuprofile`) }, 'profileStop');
+const ext = process.env.BENCH_PROFILE === 'heap' ? 'heapprofile' : 'cpuprofile';
+await ask({ profileStop: join(dir, `${target}.${ext}`) }, 'profileStop');
 console.log(
   target,
+  r.requests,
+  'requests,',
   Math.round(r.rps),
   'req/s',
   JSON.stringify(r.statuses),

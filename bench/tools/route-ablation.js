@@ -3,7 +3,8 @@
 // bare Express, one process each (bench/peers/server.js BENCH_VARIANT), in
 // interleaved rounds; prints median req/s and server CPU µs per request, and
 // paired ratios against bare Express.
-//   npm run build && node bench/tools/route-ablation.js [rounds] [connections,...]
+//   npm run build && node bench/tools/route-ablation.js [rounds] [connections,...] [variant,...]
+// (variants by name as printed; bare and kit always run)
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -12,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { median } from '../lib.js';
 import { requestBytes, socketLoad } from './socket-load.js';
 
-const [roundsArg = '8', connectionsArg = '16,50'] = process.argv.slice(2);
+const [roundsArg = '8', connectionsArg = '16,50', only] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const variants = {
@@ -20,13 +21,17 @@ const variants = {
   'bare + security headers': ['bare', 'security-headers'],
   'bare + nested Router': ['bare', 'nested-router'],
   'bare + AsyncLocalStorage in use': ['bare', 'async-local-storage'],
+  'bare + ~9 MB more live heap': ['bare', 'larger-heap'],
   'kit.authenticated() only': ['kit', 'authenticated-only'],
   'kit.middleware() only': ['kit', 'middleware-only'],
   'kit without security headers': ['kit', 'no-security-headers'],
   kit: ['kit', ''],
 };
 const sides = {};
+const wanted = (name) =>
+  !only || name === 'bare' || name === 'kit' || only.split(',').includes(name);
 for (const [name, [side, variant]] of Object.entries(variants)) {
+  if (!wanted(name)) continue;
   const child = fork(join(here, '..', 'peers', 'server.js'), [], {
     env: {
       ...process.env,
