@@ -53,16 +53,22 @@ export function socketLoad(url, { seconds = 2, connections = 16, next }) {
         sentAt = performance.now();
         socket.write(next());
       };
+      let done = false;
       const finish = () => {
+        done = true;
         socket.destroy();
         resolve();
       };
       socket.once('connect', send);
       socket.on('error', () => {
-        errors++;
+        if (!done) errors++;
         finish();
       });
-      socket.on('close', finish);
+      // A server that drops a connection before the round ends is a failure, not a pause.
+      socket.on('close', () => {
+        if (!done) errors++;
+        finish();
+      });
       socket.on('data', (chunk) => {
         pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
         for (;;) {
