@@ -2,10 +2,11 @@
 // keep-alive sockets, one request in flight on each (pipelining 1), requests
 // written as prepared bytes and responses framed by their Content-Length
 // without building a response object. Why not bench/lib.js `load()`: its
-// http.Agent + ClientRequest + IncomingMessage cost the load process as much
-// CPU per request as a small Express route costs the server, so on a 2-core
-// machine at 50 connections the generator, not the server, set the pace and
-// every server looked alike (ratios pressed towards 1; issue 24 item 4).
+// http.Agent + ClientRequest + IncomingMessage cost the load process ~37 µs of
+// CPU per request (this one ~18), half of what a small Express route costs its
+// server, so on a 2-core machine shared with the server the generator held the
+// pace down and the servers looked more alike (ratios pressed towards 1;
+// issue 24 item 4, docs/benchmarks.md).
 import net from 'node:net';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
