@@ -20,7 +20,9 @@
 //                 `security-headers` (the kit's own header middleware) or
 //                 `nested-router` (a mounted Router with one pass-through layer)
 //                 or `async-local-storage` (async hooks on, as the kit's storage has
-//                 them) or `larger-heap` (~9 MB more live objects, as the kit holds).
+//                 them), `larger-heap` (~9 MB more live objects, as the kit holds) or
+//                 `kit-shaped-router` (a Router with the kit's layers, no kit code),
+//                 `request-logger` or `launch-watch` (those kit middlewares alone).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -164,6 +166,32 @@ if (VARIANT === 'larger-heap') {
     scopes: ['read_products'],
     at: new Date(),
   }));
+}
+if (VARIANT === 'request-logger') {
+  // The kit's request logger on the kit's default logger (info to stdout).
+  const { createKitLogger, requestLogger } = await import('../../dist/http/logger.js');
+  bareApp.use(requestLogger(createKitLogger({ level: 'info' })));
+}
+if (VARIANT === 'launch-watch') {
+  const { createLaunchWatch } = await import('../../dist/authenticated/launch-watch.js');
+  bareApp.use(createLaunchWatch({ param: 'launch' }).observe);
+}
+if (VARIANT === 'kit-shaped-router') {
+  // A mounted Router with the kit's layer shapes (three pass-through layers, five routes the
+  // request matches none of, an error handler), no kit code: what the dispatch alone costs.
+  const nested = express.Router();
+  const pass = (_req, _res, next) => next();
+  const never = (_req, res) => res.status(500).end();
+  nested.use(pass);
+  nested.use(pass);
+  nested.all('/webhooks', never);
+  nested.get('/healthz', never);
+  nested.use(pass);
+  nested.get('/auth', never);
+  nested.get('/auth/callback', never);
+  nested.get('/auth/session-token', never);
+  nested.use((err, _req, _res, next) => next(err));
+  bareApp.use(nested);
 }
 if (VARIANT === 'nested-router') {
   const nested = express.Router();
