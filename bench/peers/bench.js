@@ -201,6 +201,10 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '16,50').split(',').map(Nu
 // merchants keep their page open: one token per store per token lifetime).
 const STORES = Number(process.env.BENCH_STORES ?? 1000);
 const children = [];
+// A figure that throws must not leave its servers running.
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill();
+});
 
 /** Starts `side` in its own process; resolves to { info, ask(what) }. */
 async function startSide(side, env = {}) {

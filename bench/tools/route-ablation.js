@@ -31,6 +31,10 @@ const variants = {
   kit: ['kit', ''],
 };
 const sides = {};
+// A variant that fails must not leave the others running.
+process.on('exit', () => {
+  for (const s of Object.values(sides)) if (s.child.exitCode === null) s.child.kill();
+});
 const wanted = (name) =>
   !only || name === 'bare' || name === 'kit' || only.split(',').includes(name);
 for (const [name, [side, variant]] of Object.entries(variants)) {
@@ -47,7 +51,10 @@ for (const [name, [side, variant]] of Object.entries(variants)) {
     // stdout ignored: the kit's warning that the headers are off is that variant's point.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  const info = await new Promise((resolve) => child.once('message', resolve));
+  const info = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+  });
   sides[name] = { child, url: `${info.urls[side]}/api/data`, tokens: info.kitTokens };
 }
 // Bare Express reads no token: it gets the first kit's.
