@@ -1,25 +1,30 @@
 // The kit side by side with what its users would otherwise pick (issue 15):
 // @shopify/shopify-api (+ its memory and SQLite session storages),
-// standardwebhooks, @octokit/webhooks-methods and bare Express 5, all in this
-// one process run, in interleaved rounds (medians; "paired" is the median of
-// each round's own ratio, robust to the machine's load drifting).
+// standardwebhooks, @octokit/webhooks-methods and bare Express 5, in
+// interleaved rounds (medians; "paired" is the median of each round's own
+// ratio, robust to the machine's load drifting).
 //
-//   npm run bench:peers                  every figure (about 4 minutes)
+//   npm run bench:peers                  every figure (about 6 minutes)
 //   npm run bench:peers -- receiver      figures whose name contains "receiver"
 //   BENCH_QUICK=1 npm run bench:peers    fewer, shorter rounds
+//   BENCH_CONNECTIONS=16,50              connection counts of the HTTP figures
+//   BENCH_STORES=1000                    stores (a session token each) the route names
 //
-// HTTP figures: every server runs in one child process (bench/peers/server.js),
-// the load comes from this one, so the servers have their event loop and core
-// to themselves. Besides requests/s (wall clock), each figure gives the
-// servers' CPU time per request: on a shared, loaded machine the CPU cost is
-// far steadier than the throughput, and the two ratios should agree when the
-// machine is quiet. Pure-function figures likewise give ops per CPU second.
+// HTTP figures (issue 24 item 4: measure what users see): every server runs in
+// a child process of its own (bench/peers/server.js, one side each), the load
+// comes from this one through bench/tools/socket-load.js (keep-alive, one
+// request in flight per connection, prepared bytes: cheap enough not to be the
+// bottleneck at 50 connections), at 16 and at 50 connections. The route's
+// requests name 1000 stores round robin, each with its own session token.
+// Besides requests/s (wall clock), each figure gives the server's CPU time per
+// request: on a shared, loaded machine the CPU cost is far steadier than the
+// throughput. Pure-function figures give ops per CPU second.
 process.env.NODE_ENV = 'production';
 
 import { fork, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
@@ -32,7 +37,8 @@ import {
   verifySignature as kitVerifySignature,
   storeApp,
 } from '../../dist/index.js';
-import { load, median, report, signedDelivery } from '../lib.js';
+import { median, report, signedDelivery } from '../lib.js';
+import { requestBytes, socketLoad } from '../tools/socket-load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2];
@@ -44,6 +50,10 @@ const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const table = [];
 
 const selected = (name) => !filter || name.includes(filter);
+const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 /** Interleaves the sides (rotating which goes first); medians and paired ratios vs `base`. */
 async function rounds(n, sides) {
@@ -176,49 +186,76 @@ if (selected('verify')) {
   });
 }
 
-// --- HTTP: the servers in their own process -------------------------------------
+// --- HTTP: each server in a process of its own ------------------------------------
+// One child per side (bench/peers/server.js with BENCH_SIDES), so no two servers
+// share a heap, a GC or an event loop, and each child's CPU time is its own
+// server's. The load is bench/tools/socket-load.js (prepared request bytes,
+// keep-alive, one request in flight per connection), lean enough that at 50
+// connections the server, not the generator, sets the pace.
 const httpFigures = ['receiver', 'route'].some(selected);
-let server;
-let info;
-if (httpFigures) {
-  server = fork(join(here, 'server.js'), [], {
-    env: { ...process.env, BENCH_WEBHOOK_SECRET: secret },
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '16,50').split(',').map(Number);
+// Users have many merchants: every request of the route names the next of
+// STORES stores (round robin), each with its own session token, as a busy app
+// serves many embedded pages at once. Each token is seen again every STORES
+// requests, so after the warm-up every cache holds it (as in an app whose
+// merchants keep their page open: one token per store per token lifetime).
+const STORES = Number(process.env.BENCH_STORES ?? 1000);
+const children = [];
+// A figure that throws must not leave its servers running.
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill();
+});
+
+/** Starts `side` in its own process; resolves to { info, ask(what) }. */
+async function startSide(side, env = {}) {
+  const child = fork(join(here, 'server.js'), [], {
+    env: {
+      ...process.env,
+      BENCH_WEBHOOK_SECRET: secret,
+      BENCH_SIDES: side,
+      BENCH_STORES: String(STORES),
+      ...env,
+    },
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  info = await new Promise((resolve, reject) => {
-    server.once('message', resolve);
-    server.once('exit', (code) => reject(new Error(`peers-server exited with ${code}`)));
+  children.push(child);
+  const info = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`peers-server ${side} exited with ${code}`)));
   });
+  const ask = (what) =>
+    new Promise((resolve) => {
+      const on = (m) => {
+        if (m && what in m) {
+          child.off('message', on);
+          resolve(m[what]);
+        }
+      };
+      child.on('message', on);
+      child.send(what);
+    });
+  return { info, ask, url: info.urls[side] };
 }
-const ask = (what) =>
-  new Promise((resolve) => {
-    const on = (m) => {
-      if (m && what in m) {
-        server.off('message', on);
-        resolve(m[what]);
-      }
-    };
-    server.on('message', on);
-    server.send(what);
-  });
 
-/** One round of load: { rps, cpuUs } (the servers' CPU µs per request). */
-const measureHttp = (options) => async () => {
-  const c0 = await ask('cpu');
-  const r = await load(options.url, options);
-  const c1 = await ask('cpu');
+/**
+ * One round of load on a side: { rps, cpuUs (its server's CPU µs per request),
+ * requests, bytes (per response) }. `next()` gives each request's bytes.
+ */
+const measureHttp = (side, connections, next) => async () => {
+  const c0 = await side.ask('cpu');
+  const r = await socketLoad(side.url, { seconds: HTTP_SECONDS, connections, next });
+  const c1 = await side.ask('cpu');
   if (r.errors || Object.keys(r.statuses).some((s) => s !== '200')) {
-    throw new Error(`unexpected responses from ${options.url}: ${JSON.stringify(r.statuses)}`);
+    throw new Error(`unexpected responses from ${side.url}: ${JSON.stringify(r)}`);
   }
-  return { rps: r.rps, cpuUs: (c1 - c0) / r.requests, requests: r.requests };
+  return { rps: r.rps, cpuUs: (c1 - c0) / r.requests, requests: r.requests, bytes: r.bytes };
 };
 
-/** Interleaved HTTP rounds; rows for rps and CPU per request of `a` vs `b`. */
+/** Interleaved HTTP rounds (after one warm-up each); rows for rps and CPU per request of `a` vs `b`. */
 async function httpRows(sides, pairs) {
   const names = Object.keys(sides);
-  const rps = {};
-  const cpu = {};
+  for (const name of names) await sides[name]({ warmup: true });
   const results = Object.fromEntries(names.map((k) => [k, []]));
   for (let i = 0; i < ROUNDS; i++) {
     for (let j = 0; j < names.length; j++) {
@@ -226,120 +263,161 @@ async function httpRows(sides, pairs) {
       results[name].push(await sides[name]());
     }
   }
-  for (const k of names) {
-    rps[k] = results[k].map((x) => x.rps);
-    cpu[k] = results[k].map((x) => x.cpuUs);
-  }
+  const rps = (k) => results[k].map((x) => x.rps);
+  const cpu = (k) => results[k].map((x) => x.cpuUs);
   for (const [figure, a, b, target] of pairs) {
-    const pairedRps = median(rps[a].map((x, i) => x / rps[b][i]));
     row(
       figure,
-      median(rps[a]),
-      median(rps[b]),
-      median(rps[a]) / median(rps[b]),
-      pairedRps,
+      median(rps(a)),
+      median(rps(b)),
+      median(rps(a)) / median(rps(b)),
+      median(rps(a).map((x, i) => x / rps(b)[i])),
       target,
       'req/s',
     );
     // CPU per request: the inverse ratio is the throughput a CPU-bound server would reach.
-    const cpuRatio = median(cpu[b]) / median(cpu[a]);
-    const pairedCpu = median(cpu[b].map((x, i) => x / cpu[a][i]));
     row(
       `  same, by server CPU per request (peer µs / kit µs)`,
-      median(cpu[a]),
-      median(cpu[b]),
-      cpuRatio,
-      pairedCpu,
+      median(cpu(a)),
+      median(cpu(b)),
+      median(cpu(b)) / median(cpu(a)),
+      median(cpu(b).map((x, i) => x / cpu(a)[i])),
       target,
       'µs',
     );
   }
+  report('  response bytes', Object.fromEntries(names.map((k) => [k, results[k][0].bytes])));
+  return results;
 }
 
-// Fresh, signed deliveries: a new id (and body) per request.
-const freshDelivery = () => signedDelivery(webhookKey, payload);
 const webhookKey = Buffer.from(secret.slice(6), 'base64');
+/** A fresh, signed delivery (new id and body) for every request. */
+const freshDelivery = (url) => () => {
+  const d = signedDelivery(webhookKey, payload);
+  return requestBytes(url, { method: 'POST', headers: d.headers, body: d.body });
+};
+/** The next of `tokens` for every request (round robin), as prepared bytes. */
+const roundRobin = (url, tokens) => {
+  const requests = tokens.map((t) =>
+    requestBytes(url, { headers: { authorization: `Bearer ${t}`, accept: 'application/json' } }),
+  );
+  let i = 0;
+  return () => requests[i++ % requests.length];
+};
+/** A side's measurement that skips its result on the warm-up call. */
+const warmable = (measure) => async (o) => {
+  if (o?.warmup) {
+    await measure();
+    return undefined;
+  }
+  return measure();
+};
+
+if (httpFigures) {
+  console.log(
+    `HTTP: one process per server, ${CONNECTIONS.join(' and ')} connections, ${STORES} stores (a token each, round robin); load ${loadAverage()}`,
+  );
+}
 
 // --- receiver over HTTP -------------------------------------------------------
 if (selected('receiver')) {
-  const options = (url) => ({
-    url: `${url}/webhooks`,
-    method: 'POST',
-    seconds: HTTP_SECONDS,
-    concurrency: 50,
-    perRequest: freshDelivery,
+  const kit = await startSide('kit', { BENCH_STORES: '1' });
+  const peer = await startSide('webhook');
+  const durable = await startSide('webhookDurable', {
+    BENCH_SQLITE_SYNCHRONOUS: String(kit.info.kitSynchronous),
   });
-  // Every 200 the kit gave must be a delivery whose handler ran and whose id
-  // was committed: a receiver that answered early would look fast here.
-  let answered = 0;
-  const kitSide = measureHttp(options(info.urls.kit));
-  await httpRows(
-    {
-      kit: async () => {
-        const m = await kitSide();
-        answered += m.requests;
-        return m;
+  for (const connections of CONNECTIONS) {
+    // Every 200 the kit gave must be a delivery whose handler ran and whose id
+    // was committed: a receiver that answered early would look fast here.
+    const before = await kit.ask('webhooks');
+    let answered = 0;
+    const kitSide = measureHttp(kit, connections, freshDelivery(`${kit.url}/webhooks`));
+    await httpRows(
+      {
+        kit: warmable(async () => {
+          const m = await kitSide();
+          answered += m.requests;
+          return m;
+        }),
+        peer: warmable(measureHttp(peer, connections, freshDelivery(`${peer.url}/webhooks`))),
+        durable: warmable(
+          measureHttp(durable, connections, freshDelivery(`${durable.url}/webhooks`)),
+        ),
       },
-      peer: measureHttp(options(info.urls.webhook)),
-      durable: measureHttp(options(info.urls.webhookDurable)),
-    },
-    [
       [
-        'receiver, HTTP, fresh ids, 50 conn (req/s) vs Express5+raw+standardwebhooks+memory dedupe',
-        'kit',
-        'peer',
-        '>=0.7',
+        [
+          `receiver, HTTP, fresh ids, ${connections} conn (req/s) vs Express5+raw+standardwebhooks+memory dedupe`,
+          'kit',
+          'peer',
+          '>=0.8',
+        ],
+        [
+          `receiver, ${connections} conn (req/s) vs the same peer committing each id to SQLite in its own transaction (WAL, synchronous=${kit.info.kitSynchronous} as the kit's connection)`,
+          'kit',
+          'durable',
+          '(same durability)',
+        ],
       ],
-      [
-        `receiver (req/s) vs the same peer committing each id to SQLite in its own transaction (WAL, synchronous=${info.kitSynchronous} as the kit's connection)`,
-        'kit',
-        'durable',
-        '(same durability)',
-      ],
-    ],
-  );
-  const { handled, recorded } = await ask('webhooks');
-  console.log(
-    `receiver check: ${answered} deliveries answered 200, ${handled} handled, ${recorded} ids committed`,
-  );
-  if (handled !== answered || recorded !== answered) {
-    throw new Error('the kit answered 200 for deliveries it did not handle and commit');
+    );
+    const after = await kit.ask('webhooks');
+    const handled = after.handled - before.handled;
+    const recorded = after.recorded - before.recorded;
+    console.log(
+      `receiver check, ${connections} conn: ${answered} deliveries answered 200, ${handled} handled, ${recorded} ids committed`,
+    );
+    if (handled !== answered || recorded !== answered) {
+      throw new Error('the kit answered 200 for deliveries it did not handle and commit');
+    }
   }
+  for (const s of [kit, peer, durable]) s.ask('close');
 }
 
 // --- authenticated route --------------------------------------------------------
 if (selected('route')) {
-  const opts = (url, bearer) => ({
-    url: `${url}/api/data`,
-    seconds: HTTP_SECONDS,
-    concurrency: 16,
-    headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' },
-  });
-  await httpRows(
-    {
-      kit: measureHttp(opts(info.urls.kit, info.kitToken)),
-      bare: measureHttp(opts(info.urls.bare, info.kitToken)),
-      shopify: measureHttp(opts(info.urls.shopify, info.shopifyToken)),
-    },
-    [
+  const kit = await startSide('kit');
+  const bare = await startSide('bare');
+  const shopify = await startSide('shopify');
+  for (const connections of CONNECTIONS) {
+    await httpRows(
+      {
+        kit: warmable(
+          measureHttp(kit, connections, roundRobin(`${kit.url}/api/data`, kit.info.kitTokens)),
+        ),
+        // The same tokens: bare Express reads none of them (the same handler, no kit).
+        bare: warmable(
+          measureHttp(bare, connections, roundRobin(`${bare.url}/api/data`, kit.info.kitTokens)),
+        ),
+        shopify: warmable(
+          measureHttp(
+            shopify,
+            connections,
+            roundRobin(`${shopify.url}/api/data`, shopify.info.shopifyTokens),
+          ),
+        ),
+      },
       [
-        'authenticated route as README mounts it (req/s) vs bare Express route',
-        'kit',
-        'bare',
-        '>=0.85',
+        [
+          `authenticated route as README mounts it, ${connections} conn, ${STORES} stores (req/s) vs the same handler on bare Express`,
+          'kit',
+          'bare',
+          '>=0.9',
+        ],
+        [
+          `same route, ${connections} conn (req/s) vs Shopify decodeSessionToken + memory loadSession + isActive`,
+          'kit',
+          'shopify',
+          '>=1.2',
+        ],
       ],
-      [
-        'same route (req/s) vs Shopify decodeSessionToken + memory loadSession + isActive',
-        'kit',
-        'shopify',
-        '>=1.2',
-      ],
-    ],
-  );
+    );
+  }
+  for (const s of [kit, bare, shopify]) s.ask('close');
 }
-if (server) {
-  server.send('close');
-  await new Promise((r) => server.once('exit', r));
+if (children.length) {
+  await Promise.all(
+    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
+  );
+  console.log(`HTTP done; load ${loadAverage()}`);
 }
 
 // --- token load from storage ---------------------------------------------------

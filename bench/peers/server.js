@@ -2,8 +2,27 @@
 // process of their own so the load generator does not share their event loop
 // and their CPU time per request can be measured apart from it.
 //
-// Started with fork(); sends { ready, urls, kitToken, shopifyToken }, then
-// answers { cpu } (process CPU µs so far) and { memory } (after a full GC).
+// Started with fork(); sends { ready, urls, kitToken, kitTokens, shopifyToken,
+// shopifyTokens }, then answers { cpu } (process CPU µs so far) and { memory }
+// (after a full GC).
+//   BENCH_SIDES   comma-separated sides to start (default: all). The peer bench
+//                 starts one side per process, so no two servers share a heap,
+//                 a GC or an event loop (issue 24 item 4).
+//   BENCH_STORES  stores installed (kit) or sessions stored (Shopify), each
+//                 with its own session token (default 1): users have many
+//                 merchants, each request of the bench names the next one.
+//   BENCH_SQLITE_SYNCHRONOUS  the durable peer's `synchronous` level when the
+//                 kit is not in the same process (the bench reads the kit's).
+//   BENCH_VARIANT  one piece of the kit's route added or taken away, to see
+//                 what it costs (bench/tools/route-ablation.js): on the kit,
+//                 `no-security-headers`, `middleware-only` (no authenticated())
+//                 or `authenticated-only` (no kit.middleware()); on bare,
+//                 `security-headers` (the kit's own header middleware) or
+//                 `nested-router` (a mounted Router with one pass-through layer)
+//                 or `async-local-storage` (async hooks on, as the kit's storage has
+//                 them), `larger-heap` (~9 MB more live objects, as the kit holds) or
+//                 `kit-shaped-router` (a Router with the kit's layers, no kit code),
+//                 `request-logger` or `launch-watch` (those kit middlewares alone).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -19,7 +38,7 @@
 process.env.NODE_ENV = 'production';
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -33,51 +52,154 @@ import { installStore, listen } from '../lib.js';
 const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
 const dir = mkdtempSync(join(tmpdir(), 'sak-bench-peers-server-'));
+const ALL_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable'];
+const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',') : ALL_SIDES);
+for (const s of sides) if (!ALL_SIDES.includes(s)) throw new Error(`unknown side ${s}`);
+if (process.env.BENCH_WITHOUT_SHOPIFY === '1') sides.delete('shopify');
+const STORES = Number(process.env.BENCH_STORES ?? 1);
+const VARIANT = process.env.BENCH_VARIANT ?? '';
 
 // --- the kit, installed into the local platform --------------------------------
-const platform = await startPlatform();
-const appUrl = 'http://127.0.0.1:3000';
-const registered = platform.registerApp({
-  name: 'bench-peers',
-  redirectUri: `${appUrl}/auth/callback`,
-  webhookUrl: `${appUrl}/webhooks`,
-  scopes: ['read_products'],
-  rateLimit: { perMinute: null, concurrent: 500 },
-});
-const kit = await storeApp({
-  appUrl,
-  oauth: {
-    clientId: registered.clientId,
-    clientSecret: registered.clientSecret,
+async function startKit() {
+  const platform = await startPlatform();
+  const appUrl = 'http://127.0.0.1:3000';
+  const registered = platform.registerApp({
+    name: 'bench-peers',
+    redirectUri: `${appUrl}/auth/callback`,
+    webhookUrl: `${appUrl}/webhooks`,
     scopes: ['read_products'],
-    authUrl: platform.authUrl,
-  },
-  storage: {
-    databaseUrl: `file:${join(dir, 'kit.db')}`,
-    encryptionKeys: [randomBytes(32).toString('base64url')],
-  },
-  session: { secret: randomBytes(32).toString('base64url') },
-  webhooks: { secrets: [secret] },
-  refresh: { sweepIntervalMs: 0 },
-});
-const storeId = await installStore(platform, kit.storage, registered, {
-  redirectUri: `${appUrl}/auth/callback`,
-});
-// Counted, so the bench can check that every 200 was a delivery handled and committed.
-let handled = 0;
-kit.webhooks.on('orders.create', async () => {
-  handled++;
-});
+    rateLimit: { perMinute: null, concurrent: 500 },
+  });
+  const kit = await storeApp({
+    appUrl,
+    oauth: {
+      clientId: registered.clientId,
+      clientSecret: registered.clientSecret,
+      scopes: ['read_products'],
+      authUrl: platform.authUrl,
+    },
+    storage: {
+      databaseUrl: `file:${join(dir, 'kit.db')}`,
+      encryptionKeys: [randomBytes(32).toString('base64url')],
+    },
+    session: { secret: randomBytes(32).toString('base64url') },
+    webhooks: { secrets: [secret] },
+    refresh: { sweepIntervalMs: 0 },
+    ...(VARIANT === 'no-security-headers' ? { securityHeaders: { enabled: false } } : {}),
+  });
+  const storeIds = [];
+  for (let i = 0; i < STORES; i++) {
+    storeIds.push(
+      await installStore(platform, kit.storage, registered, {
+        redirectUri: `${appUrl}/auth/callback`,
+      }),
+    );
+  }
+  // Counted, so the bench can check that every 200 was a delivery handled and committed.
+  let handled = 0;
+  kit.webhooks.on('orders.create', async () => {
+    handled++;
+  });
 
+  const kitApp = express();
+  if (VARIANT !== 'authenticated-only') kitApp.use(kit.middleware());
+  if (VARIANT === 'middleware-only') kitApp.get('/api/data', handler);
+  else kitApp.get('/api/data', kit.authenticated(), handler);
+  const kitTokens = [];
+  for (const id of storeIds) kitTokens.push((await kit.sessionToken(id)).token);
+  const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
+  return {
+    kitApp,
+    kitTokens,
+    kitSynchronous,
+    handled: () => handled,
+    dbFile: join(dir, 'kit.db'),
+    close: async () => {
+      await kit.close();
+      await platform.close();
+    },
+  };
+}
+
+// The route's own work, the same on the kit and on bare Express: the same JSON
+// (the store's id as the kit's route reads it; bare Express has no store, so
+// an id of the same length: the same bytes to serialise and send).
 const handler = (_req, res) =>
-  res.json({ storeId: res.locals.store?.storeId ?? storeId, ok: true });
-
-const kitApp = express();
-kitApp.use(kit.middleware());
-kitApp.get('/api/data', kit.authenticated(), handler);
+  res.json({
+    storeId: res.locals.store?.storeId ?? '00000000-0000-4000-8000-000000000000',
+    ok: true,
+  });
 
 const bareApp = express();
+if (VARIANT === 'security-headers') {
+  const { resolveConfig } = await import('../../dist/config/index.js');
+  const { securityHeaders } = await import('../../dist/http/security-headers.js');
+  // The kit's own header middleware, configured as the kit side's storeApp() resolves it.
+  const c = resolveConfig({
+    appUrl: 'http://127.0.0.1:3000',
+    oauth: {
+      clientId: 'x',
+      clientSecret: 'x'.repeat(32),
+      scopes: ['read_products'],
+      authUrl: 'http://127.0.0.1:9',
+    },
+    storage: {
+      databaseUrl: 'file::memory:',
+      encryptionKeys: [randomBytes(32).toString('base64url')],
+    },
+    session: { secret: randomBytes(32).toString('base64url') },
+    webhooks: { secrets: [secret] },
+  });
+  bareApp.use(securityHeaders(c.embedded, c.securityHeaders, c.session.secure));
+}
+if (VARIANT === 'async-local-storage') {
+  // What the kit's storage turns on in its process (a transaction context):
+  // from the first run(), Node 20 runs async hooks for every async resource and promise.
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  new AsyncLocalStorage().run({}, () => {});
+}
+if (VARIANT === 'larger-heap') {
+  // ~9 MB more live objects (what the kit's process holds more than bare's after a full GC),
+  // to tell a larger heap's GC cost from the kit's own allocations.
+  globalThis.benchBallast = Array.from({ length: 40_000 }, (_, i) => ({
+    storeId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    scopes: ['read_products'],
+    at: new Date(),
+  }));
+}
+if (VARIANT === 'request-logger') {
+  // The kit's request logger on the kit's default logger (info to stdout).
+  const { createKitLogger, requestLogger } = await import('../../dist/http/logger.js');
+  bareApp.use(requestLogger(createKitLogger({ level: 'info' })));
+}
+if (VARIANT === 'launch-watch') {
+  const { createLaunchWatch } = await import('../../dist/authenticated/launch-watch.js');
+  bareApp.use(createLaunchWatch({ param: 'launch' }).observe);
+}
+if (VARIANT === 'kit-shaped-router') {
+  // A mounted Router with the kit's layer shapes (three pass-through layers, five routes the
+  // request matches none of, an error handler), no kit code: what the dispatch alone costs.
+  const nested = express.Router();
+  const pass = (_req, _res, next) => next();
+  const never = (_req, res) => res.status(500).end();
+  nested.use(pass);
+  nested.use(pass);
+  nested.all('/webhooks', never);
+  nested.get('/healthz', never);
+  nested.use(pass);
+  nested.get('/auth', never);
+  nested.get('/auth/callback', never);
+  nested.get('/auth/session-token', never);
+  nested.use((err, _req, _res, next) => next(err));
+  bareApp.use(nested);
+}
+if (VARIANT === 'nested-router') {
+  const nested = express.Router();
+  nested.use((_req, _res, next) => next());
+  bareApp.use(nested);
+}
 bareApp.get('/api/data', handler);
+const kitSide = sides.has('kit') ? await startKit() : undefined;
 
 // --- Shopify, as its docs show for an embedded app --------------------------------
 // Its packages live in bench/peers/node_modules (`npm run bench:peers` installs
@@ -88,7 +210,7 @@ async function startShopify() {
   const { MemorySessionStorage } = await import('@shopify/shopify-app-session-storage-memory');
   const shopApiKey = 'bench-api-key';
   const shopSecret = randomBytes(32).toString('hex');
-  const shop = 'bench-store.myshopify.com';
+  const shops = Array.from({ length: STORES }, (_, i) => `bench-store-${i}.myshopify.com`);
   const shopify = shopifyApi({
     apiKey: shopApiKey,
     apiSecretKey: shopSecret,
@@ -100,16 +222,18 @@ async function startShopify() {
     logger: { level: 0 },
   });
   const memory = new MemorySessionStorage();
-  await memory.storeSession(
-    new Session({
-      id: shopify.session.getOfflineId(shop),
-      shop,
-      state: 'state',
-      isOnline: false,
-      accessToken: `shpat_${randomBytes(16).toString('hex')}`,
-      scope: 'read_products',
-    }),
-  );
+  for (const shop of shops) {
+    await memory.storeSession(
+      new Session({
+        id: shopify.session.getOfflineId(shop),
+        shop,
+        state: 'state',
+        isOnline: false,
+        accessToken: `shpat_${randomBytes(16).toString('hex')}`,
+        scope: 'read_products',
+      }),
+    );
+  }
   const shopApp = express();
   shopApp.get('/api/data', async (req, res) => {
     const token = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1];
@@ -130,22 +254,27 @@ async function startShopify() {
     res.json({ storeId: session.shop, ok: true });
   });
   const now = Math.floor(Date.now() / 1000);
-  const shopifyToken = await new SignJWT({
-    iss: `https://${shop}/admin`,
-    dest: `https://${shop}`,
-    aud: shopApiKey,
-    sub: '1',
-    sid: randomBytes(8).toString('hex'),
-  })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt(now)
-    .setNotBefore(now)
-    .setExpirationTime(now + 3600)
-    .setJti(randomBytes(8).toString('hex'))
-    .sign(new TextEncoder().encode(shopSecret));
-  return { shopApp, shopifyToken };
+  const shopifyTokens = [];
+  for (const shop of shops) {
+    shopifyTokens.push(
+      await new SignJWT({
+        iss: `https://${shop}/admin`,
+        dest: `https://${shop}`,
+        aud: shopApiKey,
+        sub: '1',
+        sid: randomBytes(8).toString('hex'),
+      })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuedAt(now)
+        .setNotBefore(now)
+        .setExpirationTime(now + 3600)
+        .setJti(randomBytes(8).toString('hex'))
+        .sign(new TextEncoder().encode(shopSecret)),
+    );
+  }
+  return { shopApp, shopifyTokens };
 }
-const shopifySide = process.env.BENCH_WITHOUT_SHOPIFY === '1' ? undefined : await startShopify();
+const shopifySide = sides.has('shopify') ? await startShopify() : undefined;
 
 // --- the receiver a user would otherwise write ------------------------------------
 const std = new Webhook(secret);
@@ -172,7 +301,7 @@ webhookApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
 // Equal work for the commit: the same `synchronous` level the kit's own
 // connection runs with (read from it, not assumed: better-sqlite3 reopens an
 // existing WAL file at NORMAL).
-const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
+const kitSynchronous = kitSide?.kitSynchronous ?? Number(process.env.BENCH_SQLITE_SYNCHRONOUS ?? 2);
 const durable = new Database(join(dir, 'peer-dedupe.db'));
 durable.pragma('journal_mode = WAL');
 durable.pragma(`synchronous = ${Number(kitSynchronous)}`);
@@ -194,27 +323,56 @@ durableApp.post('/webhooks', express.raw({ type: 'application/json' }), (req, re
   res.json({ status: fresh ? 'processed' : 'duplicate' });
 });
 
-const servers = {
-  kit: await listen(kitApp),
-  bare: await listen(bareApp),
-  ...(shopifySide ? { shopify: await listen(shopifySide.shopApp) } : {}),
-  webhook: await listen(webhookApp),
-  webhookDurable: await listen(durableApp),
+const apps = {
+  kit: kitSide?.kitApp,
+  bare: bareApp,
+  shopify: shopifySide?.shopApp,
+  webhook: webhookApp,
+  webhookDurable: durableApp,
 };
-const { token: kitToken } = await kit.sessionToken(storeId);
+const servers = {};
+for (const side of ALL_SIDES) if (sides.has(side)) servers[side] = await listen(apps[side]);
 
 const cpu = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
+// CPU profile of the serving alone (not the installs before it): bench/tools/profile-http.js.
+let profiler;
 process.on('message', async (m) => {
   if (m === 'cpu') process.send({ cpu: cpu() });
+  if (m === 'profileStart') {
+    const { Session } = await import('node:inspector/promises');
+    profiler = new Session();
+    profiler.connect();
+    if (process.env.BENCH_PROFILE === 'heap') {
+      // Allocation sampling, garbage included: what each request allocates, by site.
+      await profiler.post('HeapProfiler.enable');
+      await profiler.post('HeapProfiler.startSampling', {
+        samplingInterval: 256,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    } else {
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
+    process.send({ profileStart: true });
+  }
+  if (m?.profileStop) {
+    const { profile } = await profiler.post(
+      process.env.BENCH_PROFILE === 'heap' ? 'HeapProfiler.stopSampling' : 'Profiler.stop',
+    );
+    writeFileSync(m.profileStop, JSON.stringify(profile));
+    profiler.disconnect();
+    process.send({ profileStop: m.profileStop });
+  }
   if (m === 'webhooks') {
     // Read through a connection of its own: only committed rows count.
-    const reader = new Database(join(dir, 'kit.db'), { readonly: true });
+    const reader = new Database(kitSide.dbFile, { readonly: true });
     const { n } = reader.prepare('SELECT count(*) AS n FROM store_app_webhook_deliveries').get();
     reader.close();
-    process.send({ webhooks: { handled, recorded: n } });
+    process.send({ webhooks: { handled: kitSide.handled(), recorded: n } });
   }
   if (m === 'memory') {
     globalThis.gc?.();
@@ -224,9 +382,8 @@ process.on('message', async (m) => {
   if (m === 'close') {
     for (const s of Object.values(servers)) s.server.closeAllConnections?.();
     for (const s of Object.values(servers)) s.server.close();
-    await kit.close();
+    await kitSide?.close();
     durable.close();
-    await platform.close();
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   }
@@ -235,6 +392,8 @@ process.send({
   ready: true,
   kitSynchronous,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
-  kitToken,
-  shopifyToken: shopifySide?.shopifyToken,
+  kitToken: kitSide?.kitTokens[0],
+  kitTokens: kitSide?.kitTokens,
+  shopifyToken: shopifySide?.shopifyTokens[0],
+  shopifyTokens: shopifySide?.shopifyTokens,
 });

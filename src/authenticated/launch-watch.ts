@@ -54,7 +54,13 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
 
   return {
     observe(req: Request, res: Response, next: NextFunction) {
-      if (req.method === 'GET' && typeof req.query[deps.param] === 'string') {
+      // `req.query` parses the query string on every read (Express 5): a URL
+      // without one carries no launch token, and most requests have none.
+      if (
+        req.method === 'GET' &&
+        req.url.includes('?') &&
+        typeof req.query[deps.param] === 'string'
+      ) {
         res.once('finish', () => {
           if ((req as unknown as Record<symbol, boolean>)[HANDLED] || res.statusCode >= 300) return;
           const path = req.path;

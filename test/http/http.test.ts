@@ -260,6 +260,49 @@ describe('logger', () => {
     expect(out).not.toContain('CODE-IN-QUERY');
   });
 
+  it('keeps each request its own logger when requests overlap, and lets the app replace it', async () => {
+    const { lines, destination } = capture();
+    const root = createKitLogger({ level: 'info', instance: undefined, destination });
+    const app = express();
+    app.use(requestLogger(root));
+    app.get('/slow', async (_req, res) => {
+      // Both requests are in flight here: one accessor for all, the state per request.
+      await new Promise((r) => setTimeout(r, 30));
+      res.locals.log!.info('slow done');
+      res.send('ok');
+    });
+    app.get('/fast', (_req, res) => {
+      res.locals.log!.info('fast done');
+      res.send('ok');
+    });
+    app.get('/own', (_req, res) => {
+      res.locals.log = root.child({ custom: 'yes' });
+      res.locals.log.info('own logger');
+      res.send('ok');
+    });
+    await Promise.all([
+      request(app).get('/slow').set('x-request-id', 'slow-1'),
+      request(app).get('/fast').set('x-request-id', 'fast-1'),
+    ]);
+    await request(app).get('/own');
+    const entries = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(entries.find((e) => e.msg === 'slow done')).toMatchObject({
+      reqId: 'slow-1',
+      path: '/slow',
+    });
+    expect(entries.find((e) => e.msg === 'fast done')).toMatchObject({
+      reqId: 'fast-1',
+      path: '/fast',
+    });
+    const own = entries.find((e) => e.msg === 'own logger');
+    expect(own).toMatchObject({ custom: 'yes' });
+    expect(own).not.toHaveProperty('reqId');
+  });
+
   it('logs the path as the request arrived, even when first used inside a mounted router', async () => {
     const { lines, destination } = capture();
     const root = createKitLogger({ level: 'info', instance: undefined, destination });

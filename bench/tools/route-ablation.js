@@ -1,0 +1,124 @@
+// Where the authenticated route's time goes (issue 24 item 4): the route of
+// bench/peers (1000 stores' tokens round robin) on variants of the kit and of
+// bare Express, one process each (bench/peers/server.js BENCH_VARIANT), in
+// interleaved rounds; prints median req/s and server CPU µs per request, and
+// paired ratios against bare Express.
+//   npm run build && node bench/tools/route-ablation.js [rounds] [connections,...] [variant,...]
+// (variants by name as printed; bare and kit always run)
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from '../lib.js';
+import { requestBytes, socketLoad } from './socket-load.js';
+
+const [roundsArg = '8', connectionsArg = '16,50', only] = process.argv.slice(2);
+const here = dirname(fileURLToPath(import.meta.url));
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+const variants = {
+  bare: ['bare', ''],
+  'bare + security headers': ['bare', 'security-headers'],
+  'bare + nested Router': ['bare', 'nested-router'],
+  'bare + AsyncLocalStorage in use': ['bare', 'async-local-storage'],
+  'bare + ~9 MB more live heap': ['bare', 'larger-heap'],
+  "bare + a Router shaped like the kit's": ['bare', 'kit-shaped-router'],
+  "bare + the kit's request logger": ['bare', 'request-logger'],
+  "bare + the kit's launch watch": ['bare', 'launch-watch'],
+  'kit.authenticated() only': ['kit', 'authenticated-only'],
+  'kit.middleware() only': ['kit', 'middleware-only'],
+  'kit without security headers': ['kit', 'no-security-headers'],
+  kit: ['kit', ''],
+};
+const sides = {};
+// A variant that fails must not leave the others running.
+process.on('exit', () => {
+  for (const s of Object.values(sides)) if (s.child.exitCode === null) s.child.kill();
+});
+const wanted = (name) =>
+  !only || name === 'bare' || name === 'kit' || only.split(',').includes(name);
+for (const [name, [side, variant]] of Object.entries(variants)) {
+  if (!wanted(name)) continue;
+  const child = fork(join(here, '..', 'peers', 'server.js'), [], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      BENCH_WEBHOOK_SECRET: secret,
+      BENCH_SIDES: side,
+      BENCH_STORES: '1000',
+      BENCH_VARIANT: variant,
+    },
+    // stdout ignored: the kit's warning that the headers are off is that variant's point.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const info = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+  });
+  sides[name] = { child, url: `${info.urls[side]}/api/data`, tokens: info.kitTokens };
+}
+// Bare Express reads no token: it gets the first kit's.
+const anyTokens = Object.values(sides).find((s) => s.tokens).tokens;
+const cpu = (child) =>
+  new Promise((resolve) => {
+    const on = (m) => {
+      if (m?.cpu !== undefined) {
+        child.off('message', on);
+        resolve(m.cpu);
+      }
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+const names = Object.keys(sides);
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
+for (const connections of connectionsArg.split(',').map(Number)) {
+  const out = Object.fromEntries(names.map((n) => [n, []]));
+  // Round 0 is the warm-up (every token verified once, JIT settled), not counted.
+  for (let i = 0; i <= Number(roundsArg); i++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length];
+      const { child, url, tokens = anyTokens } = sides[name];
+      const requests = tokens.map((t) =>
+        requestBytes(url, {
+          headers: { authorization: `Bearer ${t}`, accept: 'application/json' },
+        }),
+      );
+      let k = 0;
+      const c0 = await cpu(child);
+      const r = await socketLoad(url, {
+        seconds: 1.5,
+        connections,
+        next: () => requests[k++ % requests.length],
+      });
+      const c1 = await cpu(child);
+      if (r.errors || Object.keys(r.statuses).some((s) => s !== '200')) {
+        throw new Error(`${name}: ${JSON.stringify(r.statuses)} errors=${r.errors}`);
+      }
+      if (i > 0) out[name].push({ rps: r.rps, cpu: (c1 - c0) / r.requests, bytes: r.bytes });
+    }
+  }
+  console.log(`\n${connections} connections, ${roundsArg} rounds`);
+  console.log(
+    '| variant | req/s | CPU µs/req | response B | paired req/s vs bare | paired CPU (bare/variant) |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const n of names) {
+    const m = out[n];
+    const pr = median(m.map((x, i) => x.rps / out.bare[i].rps));
+    const pc = median(m.map((x, i) => out.bare[i].cpu / x.cpu));
+    console.log(
+      `| ${n} | ${Math.round(median(m.map((x) => x.rps)))} | ${median(m.map((x) => x.cpu)).toFixed(1)} | ${Math.round(m[0].bytes)} | ${pr.toFixed(2)} | ${pc.toFixed(2)} |`,
+    );
+  }
+}
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
+for (const s of Object.values(sides)) s.child.send('close');
