@@ -1,0 +1,263 @@
+/**
+ * The kit on Bun.serve and Deno.serve, each the real runtime from the npm
+ * registry (test/runtimes, installed by test/runtimes/install.js), serving the
+ * built package (dist/) over real sockets against the local platform running
+ * in this process: install (begin → consent → callback through kit.fetch), an
+ * API call with a bearer app session token through kit.authenticate, a forced
+ * refresh, the app.uninstalled webhook and its purge. On the real Postgres
+ * (SQLite's driver, better-sqlite3, loads on neither runtime: docs/runtimes.md).
+ * Under CI=true a missing runtime fails the test; it never skips.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/crypto/index.js';
+import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
+import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { sign } from '../../src/webhooks/verify.js';
+import { createTempDatabase } from '../helpers/postgres.js';
+import { Browser } from '../install/harness.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const runtimesDir = join(root, 'test/runtimes/node_modules');
+const RUNTIMES = {
+  bun: { bin: join(runtimesDir, '@oven/bun-linux-x64/bin/bun'), args: [] as string[] },
+  // The permissions docs/runtimes.md names, no more.
+  deno: {
+    bin: join(runtimesDir, '@deno/linux-x64-glibc/deno'),
+    args: ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-sys=hostname'],
+  },
+};
+const script = join(root, 'test/shells/runtimes/journey-server.mjs');
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist/index.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` before this test.');
+  }
+  const missing = Object.values(RUNTIMES).some((r) => !existsSync(r.bin));
+  if (!missing) return;
+  // CI installs them in .ci/run: missing there is a broken CI, never a skip.
+  if (process.env['CI'] === 'true') {
+    throw new Error(
+      'Bun or Deno is missing under CI: .ci/run must run `node test/runtimes/install.js`.',
+    );
+  }
+  const r = spawnSync(process.execPath, [join(root, 'test/runtimes/install.js')], {
+    stdio: 'inherit',
+  });
+  if (r.status !== 0) throw new Error('`node test/runtimes/install.js` failed: see its output.');
+}, 120_000);
+
+interface RuntimeApp {
+  child: ChildProcess;
+  appUrl: string;
+  /** Lines the runtime printed after the handshake, and its stderr. */
+  output: () => string;
+}
+
+/** Spawns the runtime with the journey server; resolves once the kit in it is ready. */
+async function startRuntime(
+  name: keyof typeof RUNTIMES,
+  configure: (appUrl: string) => Record<string, unknown>,
+): Promise<RuntimeApp> {
+  const { bin, args } = RUNTIMES[name];
+  const child = spawn(bin, [...args, script], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, unknown>> => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`${name} exited before the handshake:\n${stderr}`);
+    return JSON.parse(line.value) as Record<string, unknown>;
+  };
+  const { port } = (await next()) as { port: number };
+  const appUrl = `http://127.0.0.1:${port}`;
+  child.stdin!.write(`${JSON.stringify(configure(appUrl))}\n`);
+  const ready = await next();
+  if (!ready['ready']) throw new Error(`${name}: the kit did not start: ${JSON.stringify(ready)}`);
+  return { child, appUrl, output: () => stderr };
+}
+
+async function stopRuntime(app: RuntimeApp | undefined): Promise<void> {
+  if (!app || app.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => app.child.once('exit', resolve));
+  app.child.stdin!.end();
+  const timer = setTimeout(() => app.child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+describe.each(['bun', 'deno'] as const)('%s (Postgres)', (name) => {
+  let platform: Platform;
+  let app: RuntimeApp;
+  let clientId: string;
+  let webhookSecret: string;
+  let clientSecret: string;
+  const tokens: string[] = [];
+  let storeId: string;
+  let dropDb: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    const pg = await createTempDatabase(`sak_${name}`);
+    dropDb = () => pg.drop();
+    platform = await startPlatform({ logger: false });
+    app = await startRuntime(name, (appUrl) => {
+      const creds = platform.registerApp({
+        name: `${name} app`,
+        redirectUri: `${appUrl}/auth/callback`,
+        webhookUrl: `${appUrl}/webhooks`,
+        scopes: ['read_products'],
+        appUrl,
+      });
+      clientId = creds.clientId;
+      webhookSecret = creds.webhookSecret;
+      clientSecret = creds.clientSecret;
+      return {
+        appUrl,
+        environment: 'test',
+        oauth: {
+          clientId: creds.clientId,
+          clientSecret: creds.clientSecret,
+          scopes: ['read_products'],
+          authUrl: platform.authUrl,
+        },
+        storage: { databaseUrl: pg.url, encryptionKeys: [generateKey()] },
+        session: { secret: randomBytes(32).toString('base64url') },
+        webhooks: { secrets: creds.webhookSecret },
+        health: { path: '/healthz' },
+      };
+    });
+    storeId = platform.createStore({ name: `${name} store`, seed: 2 }).storeId;
+  }, 60_000);
+  afterAll(async () => {
+    await stopRuntime(app);
+    await platform?.close();
+    await dropDb?.();
+  });
+
+  const state = async () =>
+    (await (await fetch(`${app.appUrl}/_journey/state?store=${storeId}`)).json()) as {
+      runtime: string;
+      installed: boolean;
+      pendingPurges: number;
+    };
+
+  it('installs, calls the API with a bearer token, refreshes, and purges on uninstall', async () => {
+    expect(await state()).toEqual({ runtime: name, installed: false, pendingPurges: 0 });
+    const browser = new Browser();
+    const begun = await browser.get(`${app.appUrl}/auth?store_id=${storeId}`);
+    expect(begun.status).toBe(302);
+    const authorizeUrl = begun.headers.get('location')!;
+    expect(authorizeUrl.startsWith(platform.authUrl)).toBe(true);
+    const done = await browser.get(platform.approveInstall({ authorizeUrl, storeId }));
+    expect(done.status).toBe(302);
+    // Embedded (the default): back to the app inside the store admin.
+    expect(done.headers.get('location')).toContain(storeId);
+    expect(browser.cookies.get('store_app.sid')?.value).toMatch(/^s%3A/);
+    expect((await state()).installed).toBe(true);
+
+    const { token } = (await (
+      await fetch(`${app.appUrl}/_journey/token?store=${storeId}`)
+    ).json()) as { token: string };
+    tokens.push(token);
+    const call = () =>
+      fetch(`${app.appUrl}/api/products`, { headers: { authorization: `Bearer ${token}` } });
+    const first = await call();
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ storeId, count: 1, runtime: name });
+
+    // Only the platform's clock moves: it refuses the token the runtime's kit still thinks valid.
+    const refreshes = platform.stats().tokenRequests.refresh_token;
+    platform.advanceClock(86_400 + 60);
+    const refreshed = await call();
+    expect(refreshed.status).toBe(200);
+    expect(platform.stats().tokenRequests.refresh_token - refreshes).toBe(1);
+
+    const { deliveryId } = platform.uninstall({ storeId, clientId });
+    const [delivery] = await platform.waitForDeliveries({ clientId, count: 1 });
+    expect(delivery?.id).toBe(deliveryId);
+    expect(delivery?.attempts.at(-1)?.status).toBe(200);
+    expect(await state()).toEqual({ runtime: name, installed: false, pendingPurges: 0 });
+    // The uninstall ended the token's session: 401 naming where to re-authorise.
+    const after = await call();
+    expect(after.status).toBe(401);
+    expect(after.headers.get('x-store-app-reauthorize') ?? '').toContain('/auth');
+
+    // The kit's pino logger ran on the runtime: JSON lines for each step, nothing else on stderr.
+    const logs = app
+      .output()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; storeId?: string });
+    const said = logs.filter((l) => l.storeId === storeId).map((l) => l.msg);
+    expect(said).toEqual(
+      expect.arrayContaining(['store installed', 'Access token refreshed.', 'store data purged']),
+    );
+  });
+
+  it('the health route answers through kit.fetch, uncached', async () => {
+    const res = await fetch(`${app.appUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('a request without a bearer token gets 401 invalid_token, never a 500', async () => {
+    const res = await fetch(`${app.appUrl}/api/products`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+
+  it('attack: a forged callback (no pending-install cookie) is refused before any exchange', async () => {
+    const exchanges = platform.stats().tokenRequests.authorization_code;
+    const res = await fetch(
+      `${app.appUrl}/auth/callback?code=forged&state=forged&store_id=${storeId}`,
+    );
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-store-app-error')).toBe(E.BINDING_MISSING);
+    expect(platform.stats().tokenRequests.authorization_code).toBe(exchanges);
+  });
+
+  it('attack: unsigned, forged and oversized deliveries are refused with their own status', async () => {
+    const url = `${app.appUrl}/webhooks`;
+    const body = JSON.stringify({ type: 'app.uninstalled', data: { store_id: storeId } });
+    const headers = { 'content-type': 'application/json' };
+    expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(400);
+    const now = Math.floor(Date.now() / 1000);
+    const forged = sign(`whsec_${randomBytes(32).toString('base64')}`, 'msg_forged', now, body);
+    const bad = await fetch(url, { method: 'POST', headers: { ...headers, ...forged }, body });
+    expect(bad.status).toBe(401);
+    // Signed with the app's secret but over the default bound (1 MiB), sent chunked.
+    const big = `{"pad":"${'x'.repeat(1024 * 1024)}"}`;
+    const signed = sign(webhookSecret, 'msg_big', now, big);
+    const chunked = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    const oversized = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, ...signed },
+      body: chunked,
+      duplex: 'half',
+    } as RequestInit);
+    expect(oversized.status).toBe(413);
+    // Nothing secret reached the runtime's logs along the way.
+    const logs = app.output();
+    expect(logs.length).toBeGreaterThan(0);
+    for (const secret of [clientSecret, webhookSecret, ...tokens]) {
+      expect(logs).not.toContain(secret);
+    }
+  });
+});
