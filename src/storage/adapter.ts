@@ -395,6 +395,13 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = DEFAULT_STORAGE_TIMEOUT_MS;
 /** VACUUM / OPTIMIZE after a purge: maintenance, not bounded by the request deadline. */
 export const MAINTENANCE_TIMEOUT_MS = 10 * 60_000;
 
+/** `Bun` or `Deno` when the kit runs there, for errors that differ from Node's. */
+function nonNodeRuntime(): string | undefined {
+  if ('Bun' in globalThis) return 'Bun';
+  if ('Deno' in globalThis) return 'Deno';
+  return undefined;
+}
+
 function openSqliteFile(
   Driver: SqliteDriver['Database'],
   filename: string,
@@ -417,6 +424,17 @@ function openSqliteFile(
     sqlite.pragma('secure_delete = ON');
   } catch (cause) {
     sqlite?.close();
+    // Bun and Deno cannot load better-sqlite3's addon (docs/runtimes.md): say
+    // so instead of blaming the path, which would send the user the wrong way.
+    const runtime = sqlite ? undefined : nonNodeRuntime();
+    if (runtime) {
+      throw new ConfigError(
+        DATABASE_URL_SETTING,
+        `selects SQLite, whose driver better-sqlite3 cannot load on ${runtime}; ` +
+          'use Postgres there (DATABASE_URL=postgres://…), see docs/runtimes.md',
+        { cause },
+      );
+    }
     const code = (cause as { code?: unknown }).code;
     throw new ConfigError(
       DATABASE_URL_SETTING,

@@ -10,7 +10,8 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -59,11 +60,11 @@ interface RuntimeApp {
   output: () => string;
 }
 
-/** Spawns the runtime with the journey server; resolves once the kit in it is ready. */
-async function startRuntime(
+/** Spawns the runtime with the journey server and hands it the kit's options; returns its answer. */
+async function handshake(
   name: keyof typeof RUNTIMES,
   configure: (appUrl: string) => Record<string, unknown>,
-): Promise<RuntimeApp> {
+): Promise<RuntimeApp & { reply: Record<string, unknown> }> {
   const { bin, args } = RUNTIMES[name];
   const child = spawn(bin, [...args, script], {
     cwd: root,
@@ -83,9 +84,20 @@ async function startRuntime(
   const { port } = (await next()) as { port: number };
   const appUrl = `http://127.0.0.1:${port}`;
   child.stdin!.write(`${JSON.stringify(configure(appUrl))}\n`);
-  const ready = await next();
-  if (!ready['ready']) throw new Error(`${name}: the kit did not start: ${JSON.stringify(ready)}`);
-  return { child, appUrl, output: () => stderr };
+  return { child, appUrl, output: () => stderr, reply: await next() };
+}
+
+/** The runtime serving the kit; throws when the kit did not start. */
+async function startRuntime(
+  name: keyof typeof RUNTIMES,
+  configure: (appUrl: string) => Record<string, unknown>,
+): Promise<RuntimeApp> {
+  const app = await handshake(name, configure);
+  if (!app.reply['ready']) {
+    await stopRuntime(app);
+    throw new Error(`${name}: the kit did not start: ${JSON.stringify(app.reply)}`);
+  }
+  return app;
 }
 
 async function stopRuntime(app: RuntimeApp | undefined): Promise<void> {
@@ -258,6 +270,37 @@ describe.each(['bun', 'deno'] as const)('%s (Postgres)', (name) => {
     expect(logs.length).toBeGreaterThan(0);
     for (const secret of [clientSecret, webhookSecret, ...tokens]) {
       expect(logs).not.toContain(secret);
+    }
+  });
+});
+
+describe.each(['bun', 'deno'] as const)('%s (SQLite)', (name) => {
+  it('a SQLite DATABASE_URL fails at start naming the setting, the runtime and the fix', async () => {
+    const dir = mkdtempSync(join(tmpdir(), `sak-${name}-sqlite-`));
+    try {
+      const app = await handshake(name, (appUrl) => ({
+        appUrl,
+        environment: 'test',
+        oauth: {
+          clientId: 'client',
+          clientSecret: 'secret-never-shown',
+          scopes: ['read_products'],
+          authUrl: 'http://127.0.0.1:9',
+        },
+        storage: { databaseUrl: `file:${join(dir, 'app.db')}`, encryptionKeys: [generateKey()] },
+        session: { secret: randomBytes(32).toString('base64url') },
+        webhooks: { secrets: `whsec_${randomBytes(32).toString('base64')}` },
+      }));
+      await stopRuntime(app);
+      // Not "cannot open the SQLite database file": the path is fine, the driver is not.
+      expect(app.reply['error']).toBe('CONFIG_INVALID');
+      expect(app.reply['message']).toMatch(
+        /^DATABASE_URL: .*better-sqlite3 cannot load on (Bun|Deno)/,
+      );
+      expect(app.reply['message']).toContain('postgres://');
+      expect(app.reply['message']).not.toContain('secret-never-shown');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
