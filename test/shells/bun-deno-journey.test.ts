@@ -56,7 +56,7 @@ beforeAll(() => {
 interface RuntimeApp {
   child: ChildProcess;
   appUrl: string;
-  /** Lines the runtime printed after the handshake, and its stderr. */
+  /** What the runtime wrote to stderr: the kit's pino logs (JSON lines). */
   output: () => string;
 }
 
