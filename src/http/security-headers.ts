@@ -9,10 +9,34 @@
  * `frame-ancestors` anyway), an enforced `Content-Security-Policy` carrying
  * only `frame-ancestors` is still sent. Only `framing: 'unprotected'` drops
  * it, and the kit logs a warning at start when it does.
+ *
+ * A request carrying `Authorization: Bearer` gets only the headers that still
+ * protect a response read by script (see `BEARER_KEPT`), plus
+ * `Vary: Authorization`: browsers attach a bearer token only to requests their
+ * scripts make, never to a navigation, a frame or a subresource load, so the
+ * document headers (CSP, framing, COOP, ...) guard nothing there
+ * (docs/security.md, "Security headers on bearer responses").
  */
 import type { RequestHandler } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { ResolvedHttpOptions } from './options.js';
+
+/** The same test the session middleware and `authenticated()` apply to the scheme. */
+const BEARER = /^bearer\s/i;
+
+/**
+ * What a bearer response keeps: nosniff (a script's fetch still honours it for
+ * its destination) and HSTS (any HTTPS response sets it, fetched or not).
+ */
+const BEARER_KEPT: ReadonlySet<string> = new Set([
+  'x-content-type-options',
+  'strict-transport-security',
+]);
+
+/** Whether a request names a bearer token (script-made: never a browser navigation). */
+export function isBearerRequest(authorization: string | undefined): boolean {
+  return authorization !== undefined && BEARER.test(authorization);
+}
 
 export function frameAncestors(embedded: ResolvedHttpOptions['embedded']): string[] {
   return embedded.enabled ? [embedded.adminOrigin] : ["'none'"];
@@ -82,9 +106,19 @@ export function securityHeaders(
     };
   }
   const { set, removed } = fixed;
+  const bearerSet = set.filter(([name]) => BEARER_KEPT.has(name));
   // helmet's thirteen middlewares set the same values on every response: set
   // what it set once, in one loop (a tenth of a small API response's time).
-  return function storeAppSecurityHeaders(_req, res, next) {
+  return function storeAppSecurityHeaders(req, res, next) {
+    if (isBearerRequest(req.headers.authorization)) {
+      for (const [name, value] of bearerSet) res.setHeader(name, value);
+      for (const name of removed) res.removeHeader(name);
+      // A cached bearer response must never answer a navigation (which lacks the header)
+      // with these fewer headers.
+      res.vary('Authorization');
+      next();
+      return;
+    }
     if (framingOnly) res.setHeader('Content-Security-Policy', framingOnly);
     for (const [name, value] of set) res.setHeader(name, value);
     for (const name of removed) res.removeHeader(name);
