@@ -17,7 +17,7 @@
  * document headers (CSP, framing, COOP, ...) guard nothing there
  * (docs/security.md, "Security headers on bearer responses").
  */
-import type { RequestHandler } from 'express';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { ResolvedHttpOptions } from './options.js';
 
@@ -99,26 +99,32 @@ export function securityHeaders(
   const framingOnly =
     protectFraming && cspOff ? `frame-ancestors ${frameAncestors(embedded).join(' ')}` : null;
   const fixed = staticHeaders(handler, config);
+  // A CSP computed per request (nonces) is a document header: bearer responses
+  // take the rest of helmet's output, which is the same every time.
+  const noCsp: HelmetOptions = { ...config, contentSecurityPolicy: false };
+  const { set: bearerFrom, removed: bearerRemoved } = fixed ??
+    staticHeaders(helmet(noCsp), noCsp) ?? { set: [], removed: [] };
+  const bearerSet = bearerFrom.filter(([name]) => BEARER_KEPT.has(name));
+  function bearerHeaders(res: Response, next: NextFunction): void {
+    for (const [name, value] of bearerSet) res.setHeader(name, value);
+    for (const name of bearerRemoved) res.removeHeader(name);
+    // A cached bearer response must never answer a navigation (which lacks the header)
+    // with these fewer headers.
+    res.vary('Authorization');
+    next();
+  }
   if (fixed === undefined) {
     return function storeAppSecurityHeaders(req, res, next) {
+      if (isBearerRequest(req.headers.authorization)) return bearerHeaders(res, next);
       if (framingOnly) res.setHeader('Content-Security-Policy', framingOnly);
       handler(req, res, next);
     };
   }
   const { set, removed } = fixed;
-  const bearerSet = set.filter(([name]) => BEARER_KEPT.has(name));
   // helmet's thirteen middlewares set the same values on every response: set
   // what it set once, in one loop (a tenth of a small API response's time).
   return function storeAppSecurityHeaders(req, res, next) {
-    if (isBearerRequest(req.headers.authorization)) {
-      for (const [name, value] of bearerSet) res.setHeader(name, value);
-      for (const name of removed) res.removeHeader(name);
-      // A cached bearer response must never answer a navigation (which lacks the header)
-      // with these fewer headers.
-      res.vary('Authorization');
-      next();
-      return;
-    }
+    if (isBearerRequest(req.headers.authorization)) return bearerHeaders(res, next);
     if (framingOnly) res.setHeader('Content-Security-Policy', framingOnly);
     for (const [name, value] of set) res.setHeader(name, value);
     for (const name of removed) res.removeHeader(name);

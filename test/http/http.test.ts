@@ -170,6 +170,26 @@ describe('security headers on bearer responses (script-read only)', () => {
     }
   });
 
+  it('with a per-request CSP (nonces) too: the nonce path serves browsers, bearer gets the short set', async () => {
+    const app = express();
+    app.use(
+      securityHeaders(embedded, {
+        enabled: true,
+        helmet: {
+          contentSecurityPolicy: { directives: { scriptSrc: ["'self'", () => "'nonce-n1'"] } },
+        },
+      }),
+    );
+    app.get('/api/data', (_req, res) => res.json({ ok: true }));
+    const bearer = await request(app).get('/api/data').set('authorization', 'Bearer t');
+    expect(bearer.headers['content-security-policy']).toBeUndefined();
+    expect(bearer.headers['x-content-type-options']).toBe('nosniff');
+    expect(bearer.headers['strict-transport-security']).toMatch(/max-age=/);
+    expect(bearer.headers.vary).toBe('Authorization');
+    const browser = await request(app).get('/api/data');
+    expect(browser.headers['content-security-policy']).toContain("'nonce-n1'");
+  });
+
   it("keeps the app's own Vary and follows its helmet choices (HSTS off: not sent)", async () => {
     const app = express();
     app.use((_req, res, next) => {
