@@ -110,7 +110,9 @@ export function securityHeaders(
     for (const name of bearerRemoved) res.removeHeader(name);
     // A cached bearer response must never answer a navigation (which lacks the header)
     // with these fewer headers.
-    res.vary('Authorization');
+    // (Set outright when the app set no Vary before: res.vary parses and joins.)
+    if (res.getHeader('vary') === undefined) res.setHeader('vary', 'Authorization');
+    else res.vary('Authorization');
     next();
   }
   if (fixed === undefined) {
