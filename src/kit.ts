@@ -407,12 +407,10 @@ export async function createKit(
     // a nested one): each router layer and each nested Router costs every
     // request passing the mount a dispatch and its garbage (issue 15: GC was the
     // largest share of the gap to bare Express on an authenticated route).
-    const browser = config.securityHeaders.enabled
-      ? inSeries(
-          securityHeaders(config.embedded, config.securityHeaders, config.session.secure),
-          session,
-        )
-      : session;
+    const headers = config.securityHeaders.enabled
+      ? [securityHeaders(config.embedded, config.securityHeaders, config.session.secure)]
+      : [];
+    const browser = headers[0] ? inSeries(headers[0], session) : session;
     r.use(browser);
     createInstallRoutes(install.deps, r, install);
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
@@ -427,7 +425,7 @@ export async function createKit(
     ]);
     if (mayBeKitPath === undefined) return r;
     const observe = api.launchWatch ? [api.launchWatch.observe] : [];
-    return withBypass(r, mayBeKitPath, inOrder([logLayer, ...observe, browser], errors));
+    return withBypass(r, mayBeKitPath, inOrder([logLayer, ...observe, ...headers, session], errors));
   };
 
   const kit: StoreAppKitBase & { dialect: Storage['dialect']; db: AnyDrizzle } = {
