@@ -425,7 +425,11 @@ export async function createKit(
     ]);
     if (mayBeKitPath === undefined) return r;
     const observe = api.launchWatch ? [api.launchWatch.observe] : [];
-    return withBypass(r, mayBeKitPath, inOrder([logLayer, ...observe, ...headers, session], errors));
+    return withBypass(
+      r,
+      mayBeKitPath,
+      inOrder([logLayer, ...observe, ...headers, session], errors),
+    );
   };
 
   const kit: StoreAppKitBase & { dialect: Storage['dialect']; db: AnyDrizzle } = {
