@@ -5,6 +5,9 @@
 // paired ratios against bare Express.
 //   npm run build && node bench/tools/route-ablation.js [rounds] [connections,...] [variant,...]
 // (variants by name as printed; bare and kit always run)
+// BENCH_BASELINE=<dir> adds "kit, baseline build": <dir>/bench/peers/server.js,
+// i.e. a copy of an earlier build's dist/ and bench/ (with node_modules linked),
+// so before and after are measured in the same rounds.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -30,6 +33,8 @@ const variants = {
   'kit without security headers': ['kit', 'no-security-headers'],
   kit: ['kit', ''],
 };
+if (process.env.BENCH_BASELINE)
+  variants['kit, baseline build'] = ['kit', '', process.env.BENCH_BASELINE];
 const sides = {};
 // A variant that fails must not leave the others running.
 process.on('exit', () => {
@@ -37,9 +42,12 @@ process.on('exit', () => {
 });
 const wanted = (name) =>
   !only || name === 'bare' || name === 'kit' || only.split(',').includes(name);
-for (const [name, [side, variant]] of Object.entries(variants)) {
-  if (!wanted(name)) continue;
-  const child = fork(join(here, '..', 'peers', 'server.js'), [], {
+for (const [name, [side, variant, root]] of Object.entries(variants)) {
+  if (!wanted(name) && root === undefined) continue;
+  const server = root
+    ? join(root, 'bench', 'peers', 'server.js')
+    : join(here, '..', 'peers', 'server.js');
+  const child = fork(server, [], {
     env: {
       ...process.env,
       NODE_ENV: 'production',

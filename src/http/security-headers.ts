@@ -9,10 +9,34 @@
  * `frame-ancestors` anyway), an enforced `Content-Security-Policy` carrying
  * only `frame-ancestors` is still sent. Only `framing: 'unprotected'` drops
  * it, and the kit logs a warning at start when it does.
+ *
+ * A request carrying `Authorization: Bearer` gets only the headers that still
+ * protect a response read by script (see `BEARER_KEPT`), plus
+ * `Vary: Authorization`: browsers attach a bearer token only to requests their
+ * scripts make, never to a navigation, a frame or a subresource load, so the
+ * document headers (CSP, framing, COOP, ...) guard nothing there
+ * (docs/security.md, "Security headers on bearer responses").
  */
-import type { RequestHandler } from 'express';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { ResolvedHttpOptions } from './options.js';
+
+/** The same test the session middleware and `authenticated()` apply to the scheme. */
+const BEARER = /^bearer\s/i;
+
+/**
+ * What a bearer response keeps: nosniff (a script's fetch still honours it for
+ * its destination) and HSTS (any HTTPS response sets it, fetched or not).
+ */
+const BEARER_KEPT: ReadonlySet<string> = new Set([
+  'x-content-type-options',
+  'strict-transport-security',
+]);
+
+/** Whether a request names a bearer token (script-made: never a browser navigation). */
+export function isBearerRequest(authorization: string | undefined): boolean {
+  return authorization !== undefined && BEARER.test(authorization);
+}
 
 export function frameAncestors(embedded: ResolvedHttpOptions['embedded']): string[] {
   return embedded.enabled ? [embedded.adminOrigin] : ["'none'"];
@@ -75,8 +99,25 @@ export function securityHeaders(
   const framingOnly =
     protectFraming && cspOff ? `frame-ancestors ${frameAncestors(embedded).join(' ')}` : null;
   const fixed = staticHeaders(handler, config);
+  // A CSP computed per request (nonces) is a document header: bearer responses
+  // take the rest of helmet's output, which is the same every time.
+  const noCsp: HelmetOptions = { ...config, contentSecurityPolicy: false };
+  const { set: bearerFrom, removed: bearerRemoved } = fixed ??
+    staticHeaders(helmet(noCsp), noCsp) ?? { set: [], removed: [] };
+  const bearerSet = bearerFrom.filter(([name]) => BEARER_KEPT.has(name));
+  function bearerHeaders(res: Response, next: NextFunction): void {
+    for (const [name, value] of bearerSet) res.setHeader(name, value);
+    for (const name of bearerRemoved) res.removeHeader(name);
+    // A cached bearer response must never answer a navigation (which lacks the header)
+    // with these fewer headers.
+    // (Set outright when the app set no Vary before: res.vary parses and joins.)
+    if (res.getHeader('vary') === undefined) res.setHeader('vary', 'Authorization');
+    else res.vary('Authorization');
+    next();
+  }
   if (fixed === undefined) {
     return function storeAppSecurityHeaders(req, res, next) {
+      if (isBearerRequest(req.headers.authorization)) return bearerHeaders(res, next);
       if (framingOnly) res.setHeader('Content-Security-Policy', framingOnly);
       handler(req, res, next);
     };
@@ -84,7 +125,8 @@ export function securityHeaders(
   const { set, removed } = fixed;
   // helmet's thirteen middlewares set the same values on every response: set
   // what it set once, in one loop (a tenth of a small API response's time).
-  return function storeAppSecurityHeaders(_req, res, next) {
+  return function storeAppSecurityHeaders(req, res, next) {
+    if (isBearerRequest(req.headers.authorization)) return bearerHeaders(res, next);
     if (framingOnly) res.setHeader('Content-Security-Policy', framingOnly);
     for (const [name, value] of set) res.setHeader(name, value);
     for (const name of removed) res.removeHeader(name);

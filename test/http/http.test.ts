@@ -115,6 +115,98 @@ describe('security headers', () => {
   });
 });
 
+describe('security headers on bearer responses (script-read only)', () => {
+  const embedded = { enabled: true, adminOrigin: admin, adminAppUrl: '', launchParam: 'launch' };
+  const documentOnly = [
+    'content-security-policy',
+    'cross-origin-opener-policy',
+    'cross-origin-resource-policy',
+    'origin-agent-cluster',
+    'referrer-policy',
+    'x-dns-prefetch-control',
+    'x-download-options',
+    'x-permitted-cross-domain-policies',
+    'x-xss-protection',
+  ];
+  const appWith = (options: Parameters<typeof securityHeaders>[1]) => {
+    const app = express();
+    app.use(securityHeaders(embedded, options));
+    app.get('/api/data', (_req, res) => res.json({ ok: true }));
+    return app;
+  };
+
+  it('a bearer request gets nosniff, HSTS and Vary: Authorization, and no document headers', async () => {
+    const res = await request(appWith({ enabled: true, helmet: {} }))
+      .get('/api/data')
+      .set('authorization', 'Bearer abc.def.ghi');
+    expect(res.status).toBe(200);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=/);
+    expect(res.headers.vary).toMatch(/\bAuthorization\b/);
+    expect(res.headers['x-powered-by']).toBeUndefined();
+    for (const name of documentOnly) expect(res.headers[name], name).toBeUndefined();
+  });
+
+  it('a browser request (no Authorization) keeps every header, framing included', async () => {
+    const res = await request(appWith({ enabled: true, helmet: {} })).get('/api/data');
+    for (const name of documentOnly) expect(res.headers[name], name).toBeDefined();
+    expect(res.headers['content-security-policy']).toContain(`frame-ancestors ${admin}`);
+    expect(res.headers.vary ?? '').not.toMatch(/Authorization/);
+  });
+
+  it('attack: a navigation with Basic credentials (which browsers do attach) keeps every header', async () => {
+    const res = await request(appWith({ enabled: true, helmet: {} }))
+      .get('/api/data')
+      .set('authorization', `Basic ${Buffer.from('u:p').toString('base64')}`);
+    for (const name of documentOnly) expect(res.headers[name], name).toBeDefined();
+  });
+
+  it('attack: a scheme that only starts like "Bearer" keeps every header', async () => {
+    for (const value of ['Bearerx abc', 'Bearer']) {
+      const res = await request(appWith({ enabled: true, helmet: {} }))
+        .get('/api/data')
+        .set('authorization', value);
+      expect(res.headers['content-security-policy'], value).toContain('frame-ancestors');
+    }
+  });
+
+  it('with a per-request CSP (nonces) too: the nonce path serves browsers, bearer gets the short set', async () => {
+    const app = express();
+    app.use(
+      securityHeaders(embedded, {
+        enabled: true,
+        helmet: {
+          contentSecurityPolicy: { directives: { scriptSrc: ["'self'", () => "'nonce-n1'"] } },
+        },
+      }),
+    );
+    app.get('/api/data', (_req, res) => res.json({ ok: true }));
+    const bearer = await request(app).get('/api/data').set('authorization', 'Bearer t');
+    expect(bearer.headers['content-security-policy']).toBeUndefined();
+    expect(bearer.headers['x-content-type-options']).toBe('nosniff');
+    expect(bearer.headers['strict-transport-security']).toMatch(/max-age=/);
+    expect(bearer.headers.vary).toBe('Authorization');
+    const browser = await request(app).get('/api/data');
+    expect(browser.headers['content-security-policy']).toContain("'nonce-n1'");
+  });
+
+  it("keeps the app's own Vary and follows its helmet choices (HSTS off: not sent)", async () => {
+    const app = express();
+    app.use((_req, res, next) => {
+      res.vary('Origin');
+      next();
+    });
+    app.use(
+      securityHeaders(embedded, { enabled: true, helmet: { strictTransportSecurity: false } }),
+    );
+    app.get('/api/data', (_req, res) => res.json({ ok: true }));
+    const res = await request(app).get('/api/data').set('authorization', 'bearer t');
+    expect(res.headers.vary).toBe('Origin, Authorization');
+    expect(res.headers['strict-transport-security']).toBeUndefined();
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
 describe('session cookie', () => {
   function app(opts: { secure: boolean; sameSite: 'none' | 'lax'; partitioned: boolean }) {
     const a = express();
@@ -368,6 +460,17 @@ describe('kit.middleware() in a host app', () => {
           'frame-ancestors http://127.0.0.1:4400',
         );
       }
+      // A script's bearer call through kit.middleware(): the script-read headers only.
+      const bearer = await request(after)
+        .post('/echo')
+        .set('authorization', 'Bearer not-checked-here')
+        .send({ a: 2 });
+      expect(bearer.body).toEqual({ a: 2 });
+      expect(bearer.headers['x-content-type-options']).toBe('nosniff');
+      expect(bearer.headers['strict-transport-security']).toMatch(/max-age=/);
+      expect(bearer.headers['content-security-policy']).toBeUndefined();
+      expect(bearer.headers['x-frame-options']).toBeUndefined();
+      expect(bearer.headers.vary).toMatch(/Authorization/);
       expect(kit.middleware()).toBe(kit.middleware());
       // Deliveries are server-to-server JSON: no browser headers on the webhook route.
       const delivery = await request(after)

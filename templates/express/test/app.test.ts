@@ -3,7 +3,7 @@
  * seeded store, use the JSON routes the embedded page calls, then uninstall
  * and check that the store's data is gone.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +25,22 @@ let token: string;
 let dataDir: string;
 const clientId = `app_${randomBytes(8).toString('hex')}`;
 const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`;
+const clientSecret = randomBytes(32).toString('base64url');
+
+/** The admin's launch token for the store (the platform contract: HS256, client secret). */
+function launchToken(): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const iat = Math.floor(Date.now() / 1000);
+  const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({
+    iss: platform.authUrl,
+    aud: clientId,
+    sub: storeId,
+    iat,
+    exp: iat + 60,
+    jti: randomUUID(),
+  })}`;
+  return `${body}.${createHmac('sha256', clientSecret).update(body).digest('base64url')}`;
+}
 
 beforeAll(async () => {
   platform = await startPlatform({ webhookRetrySchedule: [1] });
@@ -33,7 +49,6 @@ beforeAll(async () => {
   appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   dataDir = mkdtempSync(join(tmpdir(), 'store-app-test-'));
 
-  const clientSecret = randomBytes(32).toString('base64url');
   const scopes = 'read_products,read_orders,read_inventory,write_inventory';
   await platform.registerApp({
     name: 'Template test',
@@ -146,7 +161,12 @@ describe('embedded app', () => {
   });
 
   it('renders the home page with a script allowed by the CSP nonce', async () => {
-    const res = await request(appUrl).get('/').set('Authorization', `Bearer ${token}`);
+    // As the admin opens it: a navigation in its iframe with a launch token (a bearer
+    // call would get only the script-read headers, no CSP).
+    const res = await request(appUrl)
+      .get(`/?store_id=${storeId}&embedded=1&launch=${launchToken()}`)
+      .set('Sec-Fetch-Dest', 'iframe')
+      .set('Sec-Fetch-Mode', 'navigate');
     expect(res.status).toBe(200);
     const nonce = /<script nonce="([^"]+)"/.exec(res.text)?.[1];
     expect(nonce).toBeTruthy();
