@@ -22,7 +22,6 @@ import { createWebhookCore } from './core/webhook-receiver.js';
 import { createGrantChecker, type GrantCheck } from './grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
 import { healthDetailWarning } from './health/options.js';
-import { inOrder, kitPathTest, withBypass } from './http/bypass.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { createKitLogger, requestLogger } from './http/logger.js';
@@ -388,8 +387,7 @@ export async function createKit(
   let router: Router | undefined;
   const buildRouter = (): Router => {
     const r = Router();
-    const logLayer = requestLogger(logger);
-    r.use(logLayer);
+    r.use(requestLogger(logger));
     // Before anything can answer the admin's launch of a page: notices one that never
     // reaches kit.authenticated() (a static index.html), to say so in the 401s that follow.
     if (api.launchWatch) r.use(api.launchWatch.observe);
@@ -407,29 +405,18 @@ export async function createKit(
     // a nested one): each router layer and each nested Router costs every
     // request passing the mount a dispatch and its garbage (issue 15: GC was the
     // largest share of the gap to bare Express on an authenticated route).
-    const headers = config.securityHeaders.enabled
-      ? [securityHeaders(config.embedded, config.securityHeaders, config.session.secure)]
-      : [];
-    const browser = headers[0] ? inSeries(headers[0], session) : session;
-    r.use(browser);
+    r.use(
+      config.securityHeaders.enabled
+        ? inSeries(
+            securityHeaders(config.embedded, config.securityHeaders, config.session.secure),
+            session,
+          )
+        : session,
+    );
     createInstallRoutes(install.deps, r, install);
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
-    const errors = kitErrorHandler(logger);
-    r.use(errors);
-    // The app's own paths pass the same layers without the Router's dispatch (issue 24).
-    const mayBeKitPath = kitPathTest([
-      webhooks.path,
-      config.auth.path,
-      config.auth.callbackPath,
-      ...(config.health.path === null ? [] : [config.health.path]),
-    ]);
-    if (mayBeKitPath === undefined) return r;
-    const observe = api.launchWatch ? [api.launchWatch.observe] : [];
-    return withBypass(
-      r,
-      mayBeKitPath,
-      inOrder([logLayer, ...observe, ...headers, session], errors),
-    );
+    r.use(kitErrorHandler(logger));
+    return r;
   };
 
   const kit: StoreAppKitBase & { dialect: Storage['dialect']; db: AnyDrizzle } = {
