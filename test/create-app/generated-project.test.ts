@@ -38,9 +38,10 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-it('scaffolds against the packed kit, installs, and passes its own tests', {
-  timeout: 300_000,
-}, async () => {
+let tgz: string | undefined;
+/** The kit packed once for every template's run. */
+async function packedKit(): Promise<string> {
+  if (tgz) return tgz;
   // --ignore-scripts: `npm test` built dist/ already; prepack's rebuild would rewrite files
   // other test files are importing right now.
   const pack = await sh(
@@ -49,48 +50,62 @@ it('scaffolds against the packed kit, installs, and passes its own tests', {
     root,
   );
   expect(pack.status, pack.out).toBe(0);
-  const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
   expect(tgz, pack.out).toBeTruthy();
+  return tgz!;
+}
 
-  const created = await sh(
-    process.execPath,
-    [
-      join(root, 'create-app', 'dist', 'index.js'),
-      'my-app',
-      '--kit',
-      join(work, tgz!),
-      '--no-git',
-      '--no-install',
-    ],
-    work,
-  );
-  expect(created.status, created.out).toBe(0);
-  expect(created.out).toContain('npm run dev');
-  const app = join(work, 'my-app');
-  const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
-  expect(pkg.dependencies['store-app-kit']).toBe(`file:${join(work, tgz!)}`);
+it.each(['express', 'hono'])(
+  'scaffolds --template %s against the packed kit, installs, and passes its own tests',
+  {
+    timeout: 300_000,
+  },
+  async (template) => {
+    const tgz = await packedKit();
 
-  // better-sqlite3 has no reachable prebuilt binary here, and compiling it takes minutes on
-  // a small CI machine: install without scripts, then reuse the binary this repository's own
-  // install built (same package version, Node and platform), or rebuild when they differ.
-  const install = await sh(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
-    app,
-  );
-  expect(install.status, install.out).toBe(0);
-  const ours = join(root, 'node_modules', 'better-sqlite3');
-  const theirs = join(app, 'node_modules', 'better-sqlite3');
-  const version = (dir: string) =>
-    JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
-  if (existsSync(join(ours, 'build', 'Release')) && version(ours) === version(theirs)) {
-    cpSync(join(ours, 'build', 'Release'), join(theirs, 'build', 'Release'), { recursive: true });
-  } else {
-    const rebuild = await sh('npm', ['rebuild', 'better-sqlite3'], app);
-    expect(rebuild.status, rebuild.out).toBe(0);
-  }
-  const typecheck = await sh('npm', ['run', 'typecheck'], app);
-  expect(typecheck.status, typecheck.out).toBe(0);
-  const test = await sh('npm', ['test'], app);
-  expect(test.status, test.out).toBe(0);
-});
+    const created = await sh(
+      process.execPath,
+      [
+        join(root, 'create-app', 'dist', 'index.js'),
+        `my-${template}-app`,
+        '--template',
+        template,
+        '--kit',
+        join(work, tgz),
+        '--no-git',
+        '--no-install',
+      ],
+      work,
+    );
+    expect(created.status, created.out).toBe(0);
+    expect(created.out).toContain('npm run dev');
+    const app = join(work, `my-${template}-app`);
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+    expect(pkg.dependencies['store-app-kit']).toBe(`file:${join(work, tgz)}`);
+    if (template === 'hono') expect(pkg.dependencies['hono']).toBeTruthy();
+
+    // better-sqlite3 has no reachable prebuilt binary here, and compiling it takes minutes on
+    // a small CI machine: install without scripts, then reuse the binary this repository's own
+    // install built (same package version, Node and platform), or rebuild when they differ.
+    const install = await sh(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
+      app,
+    );
+    expect(install.status, install.out).toBe(0);
+    const ours = join(root, 'node_modules', 'better-sqlite3');
+    const theirs = join(app, 'node_modules', 'better-sqlite3');
+    const version = (dir: string) =>
+      JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
+    if (existsSync(join(ours, 'build', 'Release')) && version(ours) === version(theirs)) {
+      cpSync(join(ours, 'build', 'Release'), join(theirs, 'build', 'Release'), { recursive: true });
+    } else {
+      const rebuild = await sh('npm', ['rebuild', 'better-sqlite3'], app);
+      expect(rebuild.status, rebuild.out).toBe(0);
+    }
+    const typecheck = await sh('npm', ['run', 'typecheck'], app);
+    expect(typecheck.status, typecheck.out).toBe(0);
+    const test = await sh('npm', ['test'], app);
+    expect(test.status, test.out).toBe(0);
+  },
+);

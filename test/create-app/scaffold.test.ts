@@ -262,6 +262,30 @@ describe('create-store-app CLI without a terminal', () => {
     expect(r.out).toContain('pnpm dev');
   });
 
+  it('writes the Hono app with --template hono, and Express by default', async () => {
+    const hono = await cli(['hono-app', '--template', 'hono', '--no-install', '--no-git']);
+    expect(hono.code, hono.err).toBe(0);
+    const dir = join(work, 'hono-app');
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    expect(pkg.name).toBe('hono-app');
+    expect(Object.keys(pkg.dependencies)).toEqual(
+      expect.arrayContaining(['hono', '@hono/node-server', 'store-app-kit']),
+    );
+    expect(pkg.dependencies['express']).toBeUndefined();
+    expect(readFileSync(join(dir, 'src', 'app.ts'), 'utf8')).toContain('kit.fetch(');
+    expect(existsSync(join(dir, '.gitignore'))).toBe(true);
+    expect(parseEnv(readFileSync(join(dir, '.env'), 'utf8'))['STORE_APP_CLIENT_ID']).toMatch(
+      /^app_/,
+    );
+    expect(hono.out).toContain('npm run dev');
+
+    const plain = await cli(['plain-app', '--no-install', '--no-git']);
+    expect(plain.code, plain.err).toBe(0);
+    const express = JSON.parse(readFileSync(join(work, 'plain-app', 'package.json'), 'utf8'));
+    expect(express.dependencies['express']).toBeTruthy();
+    expect(express.dependencies['hono']).toBeUndefined();
+  });
+
   it('uses the package manager that ran it when --pm is absent', async () => {
     const r = await cli(['y-app', '--no-install', '--no-git'], {
       npm_config_user_agent: 'yarn/4.0.0 node/v20',
@@ -355,21 +379,25 @@ describe('create-store-app CLI in a terminal', () => {
   }
 
   it('asks for name, package manager, install and git, and uses the answers', async () => {
-    const { prompts, asked } = scripted(['asked-app', 'pnpm', false, false]);
+    const { prompts, asked, offered } = scripted(['asked-app', 'hono', 'pnpm', false, false]);
     const r = await tty([], prompts);
     expect(r.code, r.err).toBe(0);
+    expect(offered['Template']).toEqual(['express', 'hono']);
     expect(asked).toEqual([
       'Project name',
+      'Template',
       'Package manager',
       'Install dependencies?',
       'Initialise a git repository?',
     ]);
     expect(existsSync(join(work, 'asked-app', 'package.json'))).toBe(true);
     expect(existsSync(join(work, 'asked-app', '.git'))).toBe(false);
+    const pkg = JSON.parse(readFileSync(join(work, 'asked-app', 'package.json'), 'utf8'));
+    expect(pkg.dependencies['hono']).toBeTruthy();
   });
 
   it('offers only the package managers installed on this machine', async () => {
-    const { prompts, offered } = scripted(['only-installed', 'bun', false, false]);
+    const { prompts, offered } = scripted(['only-installed', 'express', 'bun', false, false]);
     const r = await tty([], prompts, { PATH: pathWith('npm', 'bun') });
     expect(r.code, r.err).toBe(0);
     expect(offered['Package manager']).toEqual(['npm', 'bun']);
@@ -389,7 +417,10 @@ describe('create-store-app CLI in a terminal', () => {
 
   it('asks only what the flags leave open', async () => {
     const { prompts, asked } = scripted([true]);
-    const r = await tty(['flagged', '--pm', 'npm', '--no-install'], prompts);
+    const r = await tty(
+      ['flagged', '--template', 'express', '--pm', 'npm', '--no-install'],
+      prompts,
+    );
     expect(r.code, r.err).toBe(0);
     expect(asked).toEqual(['Initialise a git repository?']);
     expect(existsSync(join(work, 'flagged', '.git'))).toBe(true);
@@ -403,7 +434,7 @@ describe('create-store-app CLI in a terminal', () => {
   });
 
   it('writes nothing when the user cancels', async () => {
-    const { prompts } = scripted(['cancelled-app', 'npm', CANCEL]);
+    const { prompts } = scripted(['cancelled-app', 'express', 'npm', CANCEL]);
     const r = await tty([], prompts);
     expect(r.code).toBe(1);
     expect(readdirSync(work)).toEqual([]);

@@ -4,10 +4,10 @@
  * included; its compiled server is started the way `npm start` starts it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
@@ -41,9 +41,9 @@ it('templates/express type-checks against the kit', { timeout: 120_000 }, async 
 });
 
 /** The template's own suite (install, routes, uninstall purge) on each database. */
-function runTemplateTests(env: NodeJS.ProcessEnv) {
+function runTemplateTests(env: NodeJS.ProcessEnv, name = 'express') {
   return run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run'], {
-    cwd: join(root, 'templates/express'),
+    cwd: join(root, 'templates', name),
     timeout: 120_000,
     env: { ...process.env, VITEST: '', VITEST_POOL_ID: '', VITEST_WORKER_ID: '', ...env },
   });
@@ -115,4 +115,47 @@ describe('templates/express on a port already in use', () => {
       `Port ${port} is already in use; set PORT to a free port (in .env or the environment) and start again.`,
     );
   });
+});
+
+describe('templates/hono', () => {
+  const hono = join(root, 'templates/hono');
+  beforeAll(() => {
+    // The built kit linked in as demo.js links it into templates/express; hono and
+    // @hono/node-server resolve from the repository's node_modules.
+    const link = join(hono, 'node_modules', 'store-app-kit');
+    mkdirSync(dirname(link), { recursive: true });
+    try {
+      lstatSync(link);
+    } catch {
+      symlinkSync(relative(dirname(link), root), link, 'dir');
+    }
+  });
+
+  it('type-checks against the kit', { timeout: 120_000 }, async () => {
+    const tsc = await run(
+      process.execPath,
+      [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(hono, 'tsconfig.json')],
+      { cwd: root },
+    );
+    expect(tsc.status, tsc.stdout).toBe(0);
+  });
+
+  it('passes its tests on SQLite', { timeout: 120_000 }, async () => {
+    const r = await runTemplateTests({}, 'hono');
+    expect(r.status, r.out).toBe(0);
+  });
+
+  for (const server of SERVERS) {
+    it(`passes its tests on ${server.label} (one DATABASE_URL change)`, {
+      timeout: 120_000,
+    }, async () => {
+      const db = await server.create('sak_tplh');
+      try {
+        const r = await runTemplateTests({ TEST_DATABASE_URL: db.url }, 'hono');
+        expect(r.status, r.out).toBe(0);
+      } finally {
+        await db.drop();
+      }
+    });
+  }
 });

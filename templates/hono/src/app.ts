@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto';
+import type { HttpBindings } from '@hono/node-server';
+import { type Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { type StoreAppKit, type StoreAppOptionsWithoutAdapter, storeApp } from 'store-app-kit';
+import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
+import { productNotesFor } from './db/schema.js';
+import { renderHomePage } from './views/home.js';
+
+export type AppEnv = { Bindings: HttpBindings };
+
+export interface App {
+  app: Hono<AppEnv>;
+  kit: StoreAppKit;
+  close(): Promise<void>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Cursors are opaque to us; this only keeps junk from being forwarded. */
+const CURSOR = /^[A-Za-z0-9._~+/=-]{1,512}$/;
+/** Products per page of the home page's table. */
+export const PRODUCTS_PER_PAGE = 50;
+/** Largest JSON body the API reads. */
+const MAX_BODY_BYTES = 16 * 1024;
+
+class BadRequest extends Error {
+  constructor(
+    readonly status: 400 | 404 | 413 | 422,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The request's JSON body, or a 400 naming the problem (never a 500). */
+async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const body: unknown = await c.req.json().catch(() => {
+    throw new BadRequest(400, 'INVALID_JSON', 'The body must be JSON.');
+  });
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+}
+
+/**
+ * Builds the app. Every setting comes from the environment (`.env`, or the
+ * variables the tests set for their local platform) unless passed here.
+ */
+export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Promise<App> {
+  // The purge needs the app's tables at creation, so the dialect is read from
+  // the same DATABASE_URL the kit uses.
+  const kit = await storeApp({
+    ...options,
+    storeScopedTables: [productNotesFor(kitDialect(options))],
+    // For the load balancer or orchestrator: 200 while the database answers, 503 when not,
+    // with { status } only. The detail (counts and codes, no store ids) needs
+    // `Authorization: Bearer $STORE_APP_HEALTH_TOKEN`.
+    health: options.health ?? { path: '/healthz' },
+  });
+  await migrateAppTables(kit.db, kit.dialect);
+  const notes = createNotesRepository(kit.db, kit.dialect);
+
+  const app = new Hono<AppEnv>();
+
+  // The kit's routes first: install (/auth, /auth/callback), the webhook receiver
+  // (/webhooks) and /healthz. A Request carries no client address: the socket's is
+  // passed so the install callback's per-source limit works (behind a proxy, pass
+  // the address your proxy reports instead).
+  app.use('*', async (c, next) => {
+    const answered = await kit.fetch(c.req.raw, {
+      remoteAddress: c.env.incoming.socket.remoteAddress,
+    });
+    if (answered) return answered;
+    await next();
+  });
+
+  const api = new Hono<AppEnv>();
+  api.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json({ code: 'PAYLOAD_TOO_LARGE', message: 'The body is too large.' }, 413),
+    }),
+  );
+
+  // The embedded page swaps its short-lived token here before it expires.
+  api.get('/session-token', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    const { token, expiresAt } = await store.sessionToken();
+    c.header('Cache-Control', 'no-store');
+    return c.json({ token, expiresAt: expiresAt.toISOString() });
+  });
+
+  // One page at a time, following the platform's cursor: a store with thousands
+  // of products costs one request per page the merchant actually opens.
+  api.get('/products', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    const cursors = c.req.queries('cursor');
+    const cursor = cursors?.[0];
+    if (cursors && (cursors.length !== 1 || !cursor || !CURSOR.test(cursor))) {
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        'cursor must be a cursor from a previous page.',
+      );
+    }
+    const page = await store.client.products.list({
+      limit: PRODUCTS_PER_PAGE,
+      ...(cursor ? { cursor } : {}),
+    });
+    return c.json({
+      data: page.data,
+      nextCursor: page.pagination.hasMore ? page.pagination.nextCursor : null,
+      total: page.pagination.total,
+      perPage: PRODUCTS_PER_PAGE,
+    });
+  });
+
+  api.get('/orders', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    const page = await store.client.orders.list({ limit: 10, sort: 'created_at', order: 'desc' });
+    return c.json({ data: page.data });
+  });
+
+  api.get('/notes', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    return c.json({ data: await notes.list(store.storeId) });
+  });
+
+  api.put('/products/:productId/note', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    const productId = c.req.param('productId');
+    if (!UUID.test(productId)) throw new BadRequest(404, 'NOT_FOUND', 'Unknown product.');
+    const { note } = await jsonBody(c);
+    if (typeof note !== 'string' || note.length > MAX_NOTE_LENGTH) {
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        `note must be a string of at most ${MAX_NOTE_LENGTH} characters.`,
+      );
+    }
+    if (note.trim() === '') {
+      await notes.remove(store.storeId, productId);
+      return c.body(null, 204);
+    }
+    return c.json(await notes.save(store.storeId, productId, note));
+  });
+
+  // The example write against the platform: adjust a product's stock.
+  api.post('/inventory', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    const { productId, increment } = await jsonBody(c);
+    if (typeof productId !== 'string' || !UUID.test(productId)) {
+      throw new BadRequest(422, 'VALIDATION_ERROR', 'productId must be a product id.');
+    }
+    if (
+      typeof increment !== 'number' ||
+      !Number.isInteger(increment) ||
+      increment === 0 ||
+      Math.abs(increment) > 1000
+    ) {
+      throw new BadRequest(
+        422,
+        'VALIDATION_ERROR',
+        'increment must be a non-zero integer between -1000 and 1000.',
+      );
+    }
+    // A product with variants keeps stock per variant: adjust the first one.
+    const before = await store.client.products.get(productId);
+    const variantId = before.variants?.[0]?.id;
+    await store.client.inventory.adjust(productId, increment, variantId ? { variantId } : {});
+    const product = await store.client.products.get(productId);
+    return c.json({ productId, inventoryQuantity: product.inventoryQuantity });
+  });
+
+  app.route('/api', api);
+
+  // The page authenticates like the API: a bearer app session token. The Fetch shell
+  // does not yet read the browser session or the admin's launch token (what
+  // kit.authenticated() does on Express), so a plain navigation gets the kit's 401.
+  app.get('/', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    // The merchant knows their store by name. Reading it needs read_store_settings;
+    // without that scope (or if the platform is slow to answer) the id stands in.
+    const storeName = await store.client.store
+      .current({ timeoutMs: 3000 })
+      .then((s) => (typeof s.name === 'string' && s.name.trim() !== '' ? s.name : null))
+      .catch(() => null);
+    const nonce = randomBytes(16).toString('base64');
+    // The page carries a session token: never cache it. Its one script and one
+    // style block run by this response's nonce, nothing else.
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header(
+      'Content-Security-Policy',
+      `default-src 'self'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'nonce-${nonce}'; object-src 'none'; base-uri 'self'`,
+    );
+    return c.html(
+      renderHomePage({
+        storeId: store.storeId,
+        storeName,
+        sessionToken: (await store.sessionToken()).token,
+        nonce,
+      }),
+    );
+  });
+
+  app.onError((err, c) => {
+    // Bad input answers 4xx with {code, message}; errors from the platform keep
+    // their status (404, 409, 422…); anything else is a 500 without details.
+    if (err instanceof BadRequest)
+      return c.json({ code: err.code, message: err.message }, err.status);
+    const e = err as { status?: unknown; code?: unknown; message?: unknown };
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      return c.json(
+        {
+          code: typeof e.code === 'string' ? e.code : 'BAD_REQUEST',
+          message: typeof e.message === 'string' ? e.message : 'Bad request.',
+        },
+        e.status as 400,
+      );
+    }
+    console.error(err);
+    return c.json({ code: 'INTERNAL_ERROR', message: 'Something went wrong.' }, 500);
+  });
+
+  return {
+    app,
+    kit,
+    async close() {
+      await kit.close();
+    },
+  };
+}
+
+function kitDialect(options: StoreAppOptionsWithoutAdapter): 'sqlite' | 'postgres' | 'mysql' {
+  const url = options.storage?.databaseUrl ?? process.env['DATABASE_URL'] ?? '';
+  if (/^postgres(ql)?:\/\//.test(url)) return 'postgres';
+  return /^(mysql|mariadb):\/\//.test(url) ? 'mysql' : 'sqlite';
+}
