@@ -282,13 +282,14 @@ export async function createKit(
   closers.push(() => grants.close());
 
   // --- purge outbox: pending uninstall purges, resumed now and retried -----
+  // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
+  const purgeConcurrency = Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2)));
   const outbox = createPurgeOutbox({
     pendingPurges: storage.pendingPurges,
     purge: purgeStore,
     logger: logger.child({ component: 'purge' }),
     ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
-    // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
-    concurrency: Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2))),
+    concurrency: purgeConcurrency,
   });
   outbox.start();
   closers.push(() => outbox.close());
@@ -300,6 +301,16 @@ export async function createKit(
     purge: purgeStore,
     outbox,
     logger: logger.child({ component: 'webhooks' }),
+    // Pooled databases only: on SQLite the deliveries share one COMMIT, a gate would shrink it.
+    ...(storage.dialect === 'postgres' || storage.dialect === 'mysql'
+      ? {
+          recordPool: {
+            poolMax: config.storage.poolMax,
+            purgeConcurrency,
+            storageTimeoutMs: config.storage.timeoutMs,
+          },
+        }
+      : {}),
   });
 
   // --- health ---------------------------------------------------------------

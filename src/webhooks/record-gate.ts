@@ -1,0 +1,119 @@
+/**
+ * The admission gate of delivery records (issue 22 §5). A burst of deliveries
+ * would otherwise all start their record transaction at once and queue for a
+ * pool connection inside it, where the wait counts against
+ * `storage.timeoutMs`: the tail of the queue fails with 503 and waits for the
+ * platform's next retry tier (30 s, 120 s). Admitting at most a pool's worth
+ * of record transactions at once, in arrival order, moves that wait out of
+ * the storage deadline, which then starts when a record is admitted.
+ *
+ * The wait is bounded by `ackTimeoutMs - storage.timeoutMs`, so that a record
+ * admitted at the last moment still has its whole storage deadline before the
+ * receiver's acknowledgement deadline: a 202 is never sent for a delivery
+ * whose record was still queued. Past the bound the delivery fails as a
+ * storage timeout (503 with Retry-After); nothing was written.
+ */
+import { StorageError } from '../errors/index.js';
+import { storageFailureMessage } from '../storage/error-causes.js';
+
+/** The pseudo driver code in the message of a delivery refused by the gate. */
+export const RECORD_QUEUE_WAIT = 'RECORD_QUEUE_WAIT';
+
+export interface RecordGate {
+  /** `work()` once admitted (FIFO), or a `timeout` StorageError past the wait bound. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Records running and waiting now (tests, telemetry). */
+  readonly load: { running: number; waiting: number };
+}
+
+/**
+ * A FIFO gate of `concurrency` slots whose waiters give up after
+ * `maxWaitMs` (0: never wait, refuse at once when every slot is taken).
+ */
+export function createRecordGate(options: { concurrency: number; maxWaitMs: number }): RecordGate {
+  const { concurrency, maxWaitMs } = options;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError('record gate concurrency must be a positive integer');
+  }
+  // A Set keeps insertion order (FIFO) and deletes a waiter that gave up in O(1).
+  const waiting = new Set<{ admit: () => void }>();
+  let running = 0;
+
+  function release(): void {
+    running--;
+    for (const w of waiting) {
+      waiting.delete(w);
+      running++;
+      w.admit();
+      return;
+    }
+  }
+
+  function refused(): StorageError {
+    return new StorageError(
+      `${storageFailureMessage('recording a webhook delivery', 'timeout', RECORD_QUEUE_WAIT)} ` +
+        `(no pool slot within ${maxWaitMs} ms; the platform retries)`,
+      { reason: 'timeout' },
+    );
+  }
+
+  function admitted(): Promise<void> {
+    if (running < concurrency && waiting.size === 0) {
+      running++;
+      return Promise.resolve();
+    }
+    if (maxWaitMs <= 0) return Promise.reject(refused());
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        admit: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        waiting.delete(w);
+        reject(refused());
+      }, maxWaitMs);
+      waiting.add(w);
+    });
+  }
+
+  return {
+    async run(work) {
+      await admitted();
+      try {
+        return await work();
+      } finally {
+        release();
+      }
+    },
+    get load() {
+      return { running, waiting: waiting.size };
+    },
+  };
+}
+
+/**
+ * The gate the kit puts in front of delivery records on a pooled database:
+ * the pool minus the slots the purge outbox may hold, at least one. SQLite
+ * needs none: its deliveries share one COMMIT (group commit) and a gate would
+ * shrink the groups.
+ */
+export function recordGateFor(limits: {
+  poolMax: number;
+  purgeConcurrency: number;
+  storageTimeoutMs: number;
+  ackTimeoutMs: number;
+}): RecordGate {
+  return createRecordGate({
+    concurrency: Math.max(1, limits.poolMax - limits.purgeConcurrency),
+    maxWaitMs: Math.max(0, limits.ackTimeoutMs - limits.storageTimeoutMs - ACK_MARGIN_MS),
+  });
+}
+
+/**
+ * Slack between the receiver starting its ack clock and the processor asking
+ * the gate (verification done, the event handed over): the gate gives up this
+ * much earlier so a record admitted last still fits before the 202.
+ */
+export const ACK_MARGIN_MS = 50;
