@@ -131,7 +131,8 @@ export function createWebhookProcessor(deps: {
       });
     let outcome: { duplicate: boolean };
     try {
-      outcome = await (recordGate ? recordGate.run(record) : record());
+      // Bounded only without app handlers: slow app handlers are what the 202 is for.
+      outcome = await (recordGate ? recordGate.run(record, handlers.length === 0) : record());
     } catch (err) {
       throw new WebhookHandlerError(event.topic, err);
     }

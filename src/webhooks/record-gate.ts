@@ -20,8 +20,12 @@ import { storageFailureMessage } from '../storage/error-causes.js';
 export const RECORD_QUEUE_WAIT = 'RECORD_QUEUE_WAIT';
 
 export interface RecordGate {
-  /** `work()` once admitted (FIFO), or a `timeout` StorageError past the wait bound. */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * `work()` once admitted (FIFO), or a `timeout` StorageError past the wait
+   * bound. With `bounded`, also a `timeout` StorageError when `work()` has not
+   * settled `budgetMs` after the call (its slot stays taken until it does).
+   */
+  run<T>(work: () => Promise<T>, bounded?: boolean): Promise<T>;
   /** Records running and waiting now (tests, telemetry). */
   readonly load: { running: number; waiting: number };
 }
@@ -29,9 +33,15 @@ export interface RecordGate {
 /**
  * A FIFO gate of `concurrency` slots whose waiters give up after
  * `maxWaitMs` (0: never wait, refuse at once when every slot is taken).
+ * `budgetMs` (wait included) bounds the runs asked for as `bounded`.
  */
-export function createRecordGate(options: { concurrency: number; maxWaitMs: number }): RecordGate {
+export function createRecordGate(options: {
+  concurrency: number;
+  maxWaitMs: number;
+  budgetMs?: number;
+}): RecordGate {
   const { concurrency, maxWaitMs } = options;
+  const budgetMs = options.budgetMs ?? Number.POSITIVE_INFINITY;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError('record gate concurrency must be a positive integer');
   }
@@ -78,13 +88,33 @@ export function createRecordGate(options: { concurrency: number; maxWaitMs: numb
     });
   }
 
+  function overBudget(): StorageError {
+    return new StorageError(
+      `${storageFailureMessage('recording a webhook delivery', 'timeout', RECORD_QUEUE_WAIT)} ` +
+        `(not recorded within ${budgetMs} ms; answered before the acknowledgement deadline so the platform retries)`,
+      { reason: 'timeout' },
+    );
+  }
+
   return {
-    async run(work) {
+    async run(work, bounded = false) {
+      const arrived = performance.now();
       await admitted();
+      const done = work().finally(release);
+      if (!bounded || !Number.isFinite(budgetMs)) return done;
+      // The record's storage waits are each bounded, their sum is not: past the
+      // budget the receiver would answer 202 for a record not yet committed.
+      // Answer 503 instead; a late commit only makes the retry a duplicate.
+      const left = budgetMs - (performance.now() - arrived);
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(overBudget()), Math.max(0, left));
+      });
+      done.catch(() => {});
       try {
-        return await work();
+        return await Promise.race([done, expired]);
       } finally {
-        release();
+        clearTimeout(timer);
       }
     },
     get load() {
@@ -108,6 +138,7 @@ export function recordGateFor(limits: {
   return createRecordGate({
     concurrency: Math.max(1, limits.poolMax - limits.purgeConcurrency),
     maxWaitMs: Math.max(0, limits.ackTimeoutMs - limits.storageTimeoutMs - ACK_MARGIN_MS),
+    budgetMs: Math.max(1, limits.ackTimeoutMs - ACK_MARGIN_MS),
   });
 }
 

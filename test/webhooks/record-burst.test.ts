@@ -14,6 +14,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { storeApp } from '../../src/store-app.js';
 import { offlineKitOptions } from '../helpers/config.js';
+import { startHangingProxy } from '../helpers/hanging-proxy.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { newSecret, signDelivery, uninstallPayload } from './fixtures.js';
 
@@ -39,7 +40,7 @@ async function sql(statement: string): Promise<pg.QueryResult> {
 }
 
 /** A kit on the temp database whose dedupe inserts each take `sleepSeconds` more. */
-async function startKit(ackTimeoutMs: number, sleepSeconds: number) {
+async function startKit(ackTimeoutMs: number, sleepSeconds: number, databaseUrl = db.url) {
   const secret = newSecret();
   const kit = await storeApp(
     offlineKitOptions({
@@ -47,7 +48,7 @@ async function startKit(ackTimeoutMs: number, sleepSeconds: number) {
       session: { secret: 's'.repeat(32) },
       logger: { instance: pino({ level: 'silent' }) },
       webhooks: { secrets: secret, ackTimeoutMs },
-      storage: { databaseUrl: db.url, pool: { max: 2 }, timeoutMs: STORAGE_TIMEOUT_MS },
+      storage: { databaseUrl, pool: { max: 2 }, timeoutMs: STORAGE_TIMEOUT_MS },
     }),
   );
   await sql('TRUNCATE store_app_webhook_deliveries');
@@ -94,21 +95,29 @@ describe('a burst of deliveries on Postgres with a pool of 2', () => {
     }
   });
 
-  it('past the wait bound a delivery gets 503 with Retry-After, never a 202 for an unrecorded delivery, and its retry is recorded once', async () => {
+  it('past the wait bound a delivery gets 503 with Retry-After, every acknowledged one is recorded, and a retry is recorded once', async () => {
     // Bound: ackTimeoutMs - storage.timeoutMs - 50 ms = 550 ms; the burst needs ~N x 0.25 s.
     const k = await startKit(1200, 0.25);
     try {
       const ids = Array.from({ length: N }, (_, i) => `msg_bound_${i}`);
       const answers = await Promise.all(ids.map((id) => k.deliver(id)));
       const refused: string[] = [];
+      const acknowledged: string[] = [];
       for (const [i, a] of answers.entries()) {
-        expect([200, 503]).toContain(a.status);
+        // 202 is allowed (the record committed, its purge is still running), 500 is not.
+        expect([200, 202, 503]).toContain(a.status);
         if (a.status === 503) {
           expect(a.headers.get('retry-after')).toBe('5');
           expect(((await a.json()) as { code: string }).code).toBe('STORAGE_UNAVAILABLE');
           refused.push(ids[i]!);
+        } else {
+          acknowledged.push(ids[i]!);
         }
       }
+      // Every acknowledged delivery was recorded before its answer.
+      const rows = await sql('SELECT webhook_id FROM store_app_webhook_deliveries');
+      const ids_ = new Set(rows.rows.map((r) => r.webhook_id as string));
+      for (const id of acknowledged) expect(ids_.has(id)).toBe(true);
       // More than fit in the bound: some waited too long and were refused unrecorded.
       expect(refused.length).toBeGreaterThan(0);
       await sql('DROP TRIGGER sak_slow_insert ON store_app_webhook_deliveries');
@@ -119,4 +128,32 @@ describe('a burst of deliveries on Postgres with a pool of 2', () => {
       await k.close();
     }
   });
+
+  it('a burst while the database hangs: every delivery answers 503 with Retry-After, none 202, and all are recorded on retry once it answers again', async () => {
+    const proxy = await startHangingProxy(5432);
+    const k = await startKit(2000, 0, proxy.via(db.url));
+    try {
+      proxy.hang();
+      const ids = Array.from({ length: 8 }, (_, i) => `msg_hung_${i}`);
+      const answers = await Promise.all(ids.map((id) => k.deliver(id)));
+      for (const a of answers) {
+        expect(a.status).toBe(503);
+        expect(a.headers.get('retry-after')).toBe('5');
+      }
+      proxy.resume();
+      // The gate gave its slots back when the abandoned records failed: no restart needed.
+      for (const id of ids) {
+        await vi.waitFor(async () => expect((await k.deliver(id)).status).toBe(200), {
+          timeout: 20_000,
+          interval: 300,
+        });
+      }
+      expect(await recorded()).toBe(ids.length);
+    } finally {
+      await proxy.close();
+      // kit.close() after a hang through this proxy does not return (with or
+      // without the gate; noticed, not this change's): bounded here.
+      await Promise.race([k.close(), new Promise((r) => setTimeout(r, 3000).unref())]);
+    }
+  }, 60_000);
 });

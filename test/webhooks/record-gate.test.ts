@@ -81,4 +81,16 @@ describe('record gate', () => {
     expect(await next).toBe('recorded');
     expect(gate.load).toEqual({ running: 0, waiting: 0 });
   });
+
+  it('a bounded record not settled within the budget fails as a storage timeout, before the 202; its slot is held until it settles', async () => {
+    const gate = createRecordGate({ concurrency: 1, maxWaitMs: 60_000, budgetMs: 20 });
+    const hold = deferred();
+    const err = await gate.run(() => hold.promise, true).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageError);
+    expect((err as StorageError).reason).toBe('timeout');
+    expect(gate.load.running).toBe(1);
+    hold.resolve();
+    expect(await gate.run(async () => 'next', true)).toBe('next');
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
 });
