@@ -282,14 +282,13 @@ export async function createKit(
   closers.push(() => grants.close());
 
   // --- purge outbox: pending uninstall purges, resumed now and retried -----
-  // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
-  const purgeConcurrency = Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2)));
   const outbox = createPurgeOutbox({
     pendingPurges: storage.pendingPurges,
     purge: purgeStore,
     logger: logger.child({ component: 'purge' }),
     ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
-    concurrency: purgeConcurrency,
+    // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
+    concurrency: Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2))),
   });
   outbox.start();
   closers.push(() => outbox.close());
@@ -306,7 +305,6 @@ export async function createKit(
       ? {
           recordPool: {
             poolMax: config.storage.poolMax,
-            purgeConcurrency,
             storageTimeoutMs: config.storage.timeoutMs,
           },
         }

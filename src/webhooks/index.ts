@@ -65,11 +65,11 @@ export function createWebhooks(deps: {
   nowSeconds?: () => number;
   /**
    * The pool the delivery records share, on Postgres/MySQL: records are then
-   * admitted at most `poolMax - purgeConcurrency` at a time, waiting at most
+   * admitted at most `poolMax` at a time, waiting at most
    * `ackTimeoutMs - storageTimeoutMs` (record-gate.ts). @default no gate
    * (SQLite, whose deliveries share one COMMIT; custom adapters)
    */
-  recordPool?: { poolMax: number; purgeConcurrency: number; storageTimeoutMs: number };
+  recordPool?: { poolMax: number; storageTimeoutMs: number };
 }): KitWebhooks {
   const { storage, options, purge, logger } = deps;
   const registry = createWebhookRegistry();

@@ -125,18 +125,20 @@ export function createRecordGate(options: {
 
 /**
  * The gate the kit puts in front of delivery records on a pooled database:
- * the pool minus the slots the purge outbox may hold, at least one. SQLite
+ * a pool's worth of records at once. SQLite
  * needs none: its deliveries share one COMMIT (group commit) and a gate would
  * shrink the groups.
  */
 export function recordGateFor(limits: {
   poolMax: number;
-  purgeConcurrency: number;
   storageTimeoutMs: number;
   ackTimeoutMs: number;
 }): RecordGate {
   return createRecordGate({
-    concurrency: Math.max(1, limits.poolMax - limits.purgeConcurrency),
+    // The whole pool: purges wait for a pause in the arrivals (outbox), so
+    // during a burst the connections are the records'; a record that meets a
+    // purge's connection waits for one purge transaction, not for the burst.
+    concurrency: Math.max(1, limits.poolMax),
     maxWaitMs: Math.max(0, limits.ackTimeoutMs - limits.storageTimeoutMs - ACK_MARGIN_MS),
     budgetMs: Math.max(1, limits.ackTimeoutMs - ACK_MARGIN_MS),
   });

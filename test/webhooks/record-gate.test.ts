@@ -58,8 +58,7 @@ describe('record gate', () => {
 
   it('with no room to wait (ackTimeoutMs not above storage.timeoutMs) a full gate refuses at once', async () => {
     const gate = recordGateFor({
-      poolMax: 2,
-      purgeConcurrency: 1,
+      poolMax: 1,
       storageTimeoutMs: 2000,
       ackTimeoutMs: 2000,
     });
