@@ -125,9 +125,8 @@ export function createRecordGate(options: {
 
 /**
  * The gate the kit puts in front of delivery records on a pooled database:
- * a pool's worth of records at once. SQLite
- * needs none: its deliveries share one COMMIT (group commit) and a gate would
- * shrink the groups.
+ * a pool's worth of records at once. SQLite needs none: its deliveries share
+ * one COMMIT (group commit) and a gate would shrink the groups.
  */
 export function recordGateFor(limits: {
   poolMax: number;
