@@ -14,7 +14,6 @@
  * storage timeout (503 with Retry-After); nothing was written.
  */
 import { StorageError } from '../errors/index.js';
-import { storageFailureMessage } from '../storage/error-causes.js';
 
 /** The pseudo driver code in the message of a delivery refused by the gate. */
 export const RECORD_QUEUE_WAIT = 'RECORD_QUEUE_WAIT';
@@ -61,8 +60,9 @@ export function createRecordGate(options: {
 
   function refused(): StorageError {
     return new StorageError(
-      `${storageFailureMessage('recording a webhook delivery', 'timeout', RECORD_QUEUE_WAIT)} ` +
-        `(no pool slot within ${maxWaitMs} ms; the platform retries)`,
+      `recording a webhook delivery failed (${RECORD_QUEUE_WAIT}): no turn for a database ` +
+        `connection within ${maxWaitMs} ms; answered 503 so the platform retries. ` +
+        'If this happens outside bursts, raise storage.pool.max or webhooks.ackTimeoutMs.',
       { reason: 'timeout' },
     );
   }
@@ -90,8 +90,8 @@ export function createRecordGate(options: {
 
   function overBudget(): StorageError {
     return new StorageError(
-      `${storageFailureMessage('recording a webhook delivery', 'timeout', RECORD_QUEUE_WAIT)} ` +
-        `(not recorded within ${budgetMs} ms; answered before the acknowledgement deadline so the platform retries)`,
+      `recording a webhook delivery failed (${RECORD_QUEUE_WAIT}): not recorded within ` +
+        `${budgetMs} ms; answered 503 before the acknowledgement deadline so the platform retries.`,
       { reason: 'timeout' },
     );
   }
