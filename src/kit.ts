@@ -300,6 +300,15 @@ export async function createKit(
     purge: purgeStore,
     outbox,
     logger: logger.child({ component: 'webhooks' }),
+    // Pooled databases only: on SQLite the deliveries share one COMMIT, a gate would shrink it.
+    ...(storage.dialect === 'postgres' || storage.dialect === 'mysql'
+      ? {
+          recordPool: {
+            poolMax: config.storage.poolMax,
+            storageTimeoutMs: config.storage.timeoutMs,
+          },
+        }
+      : {}),
   });
 
   // --- health ---------------------------------------------------------------

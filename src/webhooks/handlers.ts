@@ -6,6 +6,7 @@
 import type { PurgeOutbox } from '../purge/outbox.js';
 import type { PendingPurgeRepository, WebhookRepository } from '../storage/types.js';
 import { INVALID_PAYLOAD, WebhookHandlerError, WebhookVerificationError } from './errors.js';
+import type { RecordGate } from './record-gate.js';
 import type {
   AppUninstalledPayload,
   GenericWebhookPayload,
@@ -88,8 +89,14 @@ export function createWebhookProcessor(deps: {
   pendingPurges: Pick<PendingPurgeRepository, 'list'>;
   outbox: Pick<PurgeOutbox, 'runNow'>;
   logger?: MinimalLogger;
+  /**
+   * Admits record transactions a pool's worth at a time, so a burst waits in
+   * the gate rather than for a connection inside its storage deadline
+   * (record-gate.ts). @default none: every record starts at once
+   */
+  recordGate?: RecordGate;
 }): WebhookProcessor {
-  const { webhooks, registry, pendingPurges, outbox, logger } = deps;
+  const { webhooks, registry, pendingPurges, outbox, logger, recordGate } = deps;
 
   return async function processWebhook(event) {
     const handlers = registry.handlersFor(event.topic);
@@ -111,9 +118,8 @@ export function createWebhookProcessor(deps: {
       return 'ignored';
     }
 
-    let outcome: { duplicate: boolean };
-    try {
-      outcome = await webhooks.runOnce(event.id, event.topic, async (tx, delivery) => {
+    const record = () =>
+      webhooks.runOnce(event.id, event.topic, async (tx, delivery) => {
         for (const handler of handlers) await handler(event, { tx });
         if (uninstall) {
           await delivery.addPendingPurge({
@@ -123,6 +129,10 @@ export function createWebhookProcessor(deps: {
           });
         }
       });
+    let outcome: { duplicate: boolean };
+    try {
+      // Bounded only without app handlers: slow app handlers are what the 202 is for.
+      outcome = await (recordGate ? recordGate.run(record, handlers.length === 0) : record());
     } catch (err) {
       throw new WebhookHandlerError(event.topic, err);
     }

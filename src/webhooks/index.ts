@@ -16,6 +16,7 @@ import {
 } from './handlers.js';
 import type { ResolvedWebhookOptions } from './options.js';
 import { createWebhookReceiver } from './receiver.js';
+import { recordGateFor } from './record-gate.js';
 import type { MinimalLogger } from './types.js';
 
 export * from './errors.js';
@@ -62,6 +63,13 @@ export function createWebhooks(deps: {
   logger?: MinimalLogger;
   /** Current time in Unix seconds (tests). */
   nowSeconds?: () => number;
+  /**
+   * The pool the delivery records share, on Postgres/MySQL: records are then
+   * admitted at most `poolMax` at a time, waiting at most
+   * `ackTimeoutMs - storageTimeoutMs` (record-gate.ts). @default no gate
+   * (SQLite, whose deliveries share one COMMIT; custom adapters)
+   */
+  recordPool?: { poolMax: number; storageTimeoutMs: number };
 }): KitWebhooks {
   const { storage, options, purge, logger } = deps;
   const registry = createWebhookRegistry();
@@ -78,6 +86,9 @@ export function createWebhooks(deps: {
     pendingPurges: storage.pendingPurges,
     outbox,
     ...(logger ? { logger } : {}),
+    ...(deps.recordPool
+      ? { recordGate: recordGateFor({ ...deps.recordPool, ackTimeoutMs: options.ackTimeoutMs }) }
+      : {}),
   });
   const nowMs = deps.nowSeconds ? () => deps.nowSeconds!() * 1000 : Date.now;
   let lastPrune = 0;
