@@ -19,10 +19,8 @@
  */
 import type { NextFunction, RequestHandler, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
+import { isBearerRequest } from './bearer.js';
 import type { ResolvedHttpOptions } from './options.js';
-
-/** The same test the session middleware and `authenticated()` apply to the scheme. */
-const BEARER = /^bearer\s/i;
 
 /**
  * What a bearer response keeps: nosniff (a script's fetch still honours it for
@@ -32,11 +30,6 @@ const BEARER_KEPT: ReadonlySet<string> = new Set([
   'x-content-type-options',
   'strict-transport-security',
 ]);
-
-/** Whether a request names a bearer token (script-made: never a browser navigation). */
-export function isBearerRequest(authorization: string | undefined): boolean {
-  return authorization !== undefined && BEARER.test(authorization);
-}
 
 export function frameAncestors(embedded: ResolvedHttpOptions['embedded']): string[] {
   return embedded.enabled ? [embedded.adminOrigin] : ["'none'"];

@@ -9,6 +9,7 @@
  */
 import type { RequestHandler } from 'express';
 import session, { type Store } from 'express-session';
+import { isBearerRequest } from './bearer.js';
 import type { ResolvedHttpOptions } from './options.js';
 
 declare module 'express-session' {
@@ -22,8 +23,6 @@ declare module 'express-session' {
     authAt?: number;
   }
 }
-
-const BEARER = /^bearer\s/i;
 
 /**
  * express-session for browser requests. Requests that carry an
@@ -54,7 +53,7 @@ export function sessionMiddleware(
     // An app session token request without a cookie (the embedded frontend's
     // fetches: the admin's iframe has no usable cookies) has no browser session
     // to load; making and hashing a new, never-saved one was a tenth of it.
-    if (req.headers.cookie === undefined && BEARER.test(req.headers.authorization ?? '')) {
+    if (req.headers.cookie === undefined && isBearerRequest(req.headers.authorization)) {
       next();
       return;
     }
