@@ -11,7 +11,7 @@ import type {
 } from 'drizzle-orm/mysql-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import { type RequestHandler, Router } from 'express';
+import { type Request as ExpressRequest, type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
 import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
@@ -22,9 +22,10 @@ import { createWebhookCore } from './core/webhook-receiver.js';
 import { createGrantChecker, type GrantCheck } from './grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
 import { healthDetailWarning } from './health/options.js';
+import { isBearerRequest } from './http/bearer.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
-import { createKitLogger, requestLogger } from './http/logger.js';
+import { attachRequestLog, createKitLogger } from './http/logger.js';
 import { framingWarning, pageFrameAncestors, securityHeaders } from './http/security-headers.js';
 import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
 import { createInstallBegin } from './install/begin.js';
@@ -396,32 +397,49 @@ export async function createKit(
   let router: Router | undefined;
   const buildRouter = (): Router => {
     const r = Router();
-    r.use(requestLogger(logger));
-    // Before anything can answer the admin's launch of a page: notices one that never
-    // reaches kit.authenticated() (a static index.html), to say so in the 401s that follow.
-    if (api.launchWatch) r.use(api.launchWatch.observe);
-    // Webhooks before the session and the browser security headers: deliveries
-    // come from the platform's servers, carry no cookie, and get JSON that no
-    // browser renders (helmet's headers cost ~6% of a delivery for nothing).
-    r.all(webhooks.path, webhooks.receiver);
-    // Probes carry no cookie either: answered before the session is loaded.
-    if (config.health.path !== null) r.get(config.health.path, health.handler());
     const session: RequestHandler = sessionMiddleware(
       config.session,
       config.session.store ?? storage.sessionStore(),
     );
-    // Headers and session in one layer, the install routes on this router (not
-    // a nested one): each router layer and each nested Router costs every
-    // request passing the mount a dispatch and its garbage (issue 15: GC was the
-    // largest share of the gap to bare Express on an authenticated route).
-    r.use(
-      config.securityHeaders.enabled
-        ? inSeries(
-            securityHeaders(config.embedded, config.securityHeaders, config.session.secure),
-            session,
-          )
-        : session,
-    );
+    const headers = config.securityHeaders.enabled
+      ? securityHeaders(config.embedded, config.securityHeaders, config.session.secure)
+      : undefined;
+    const browser = headers ? inSeries(headers, session) : session;
+    // Webhook deliveries and probes come from servers, carry no cookie, and get JSON that
+    // no browser renders: no session, no browser headers (helmet's headers cost ~6% of a
+    // delivery for nothing). Express matches routes case-insensitively and with a trailing
+    // slash too; a spelling this exact check misses still reaches its route, only after a
+    // session lookup it did not need.
+    const healthPath = config.health.path;
+    const forMachines = (req: ExpressRequest) =>
+      req.path === webhooks.path ||
+      (req.path === healthPath && (req.method === 'GET' || req.method === 'HEAD'));
+    const attachLog = attachRequestLog(logger);
+    const launchWatch = api.launchWatch;
+    // Every request of the app passes this one layer before the kit's routes: the request
+    // log; the launch watch, before anything can answer the admin's launch of a page
+    // (it notices a launch that never reaches kit.authenticated(), a static index.html,
+    // to say so in the 401s that follow); the security headers and the session. One layer,
+    // and the routes on this router (not a nested one): each layer Express dispatches costs
+    // every request of the app a dispatch and its garbage (issues 15 and 24: GC and
+    // dispatch were the largest shares of the gap to bare Express on an authenticated route).
+    r.use(function storeAppRequestStart(req, res, next) {
+      attachLog(req, res);
+      launchWatch?.note(req, res);
+      if (forMachines(req)) {
+        next();
+        return;
+      }
+      // The embedded frontend's fetches (a bearer token, no cookie) have no session to load.
+      if (req.headers.cookie === undefined && isBearerRequest(req.headers.authorization)) {
+        if (headers) headers(req, res, next);
+        else next();
+        return;
+      }
+      browser(req, res, next);
+    });
+    r.all(webhooks.path, webhooks.receiver);
+    if (config.health.path !== null) r.get(config.health.path, health.handler());
     createInstallRoutes(install.deps, r, install);
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
     r.use(kitErrorHandler(logger));

@@ -24,6 +24,8 @@ const HANDLED = Symbol('store-app-kit.launchHandled');
 export interface LaunchWatch {
   /** In `kit.middleware()`: remembers a launch page answered without `kit.authenticated()`. */
   observe: RequestHandler;
+  /** `observe` without calling `next` (the kit runs it in one layer with the request log). */
+  note(req: Request, res: Response): void;
   /** `kit.authenticated()` saw this request. */
   markHandled(req: Request): void;
   /** The 401 message for a call without a session, when a missed launch explains it. */
@@ -52,30 +54,35 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
     'answered before kit.authenticated() read it (a static index.html, or a route without ' +
     `kit.authenticated()), so no session started. ${FIX}`;
 
+  function note(req: Request, res: Response): void {
+    // `req.query` parses the query string on every read (Express 5): a URL
+    // without one carries no launch token, and most requests have none.
+    if (
+      req.method === 'GET' &&
+      req.url.includes('?') &&
+      typeof req.query[deps.param] === 'string'
+    ) {
+      res.once('finish', () => {
+        if ((req as unknown as Record<symbol, boolean>)[HANDLED] || res.statusCode >= 300) return;
+        const path = req.path;
+        missed = { path, at: now() };
+        if (warned.size < 100 && !warned.has(path)) {
+          warned.add(path);
+          deps.logger?.warn(
+            { path },
+            `The admin's launch of GET ${path} was answered without kit.authenticated(): no app session started, and the page's calls will get 401 SESSION_REQUIRED. ${FIX}`,
+          );
+        }
+      });
+    }
+  }
+
   return {
     observe(req: Request, res: Response, next: NextFunction) {
-      // `req.query` parses the query string on every read (Express 5): a URL
-      // without one carries no launch token, and most requests have none.
-      if (
-        req.method === 'GET' &&
-        req.url.includes('?') &&
-        typeof req.query[deps.param] === 'string'
-      ) {
-        res.once('finish', () => {
-          if ((req as unknown as Record<symbol, boolean>)[HANDLED] || res.statusCode >= 300) return;
-          const path = req.path;
-          missed = { path, at: now() };
-          if (warned.size < 100 && !warned.has(path)) {
-            warned.add(path);
-            deps.logger?.warn(
-              { path },
-              `The admin's launch of GET ${path} was answered without kit.authenticated(): no app session started, and the page's calls will get 401 SESSION_REQUIRED. ${FIX}`,
-            );
-          }
-        });
-      }
+      note(req, res);
       next();
     },
+    note,
     markHandled(req: Request) {
       (req as unknown as Record<symbol, boolean>)[HANDLED] = true;
       // A launch that does reach kit.authenticated(): the app is mounted right now.

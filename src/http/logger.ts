@@ -144,9 +144,23 @@ export function storeLogger(log: Logger, storeId: string): Logger {
 interface RequestLogState {
   root: Logger;
   method: string;
-  path: string;
-  headerId: string | undefined;
+  /** `req.url` as the request arrived (mounted routers rewrite it later); parsed on first use. */
+  url: string;
+  headerId: string | string[] | undefined;
   log: Logger | undefined;
+}
+
+/** The path of a request target, without its query (origin-form or absolute-form). */
+function pathOf(url: string): string {
+  if (url.startsWith('/')) {
+    const q = url.indexOf('?');
+    return q === -1 ? url : url.slice(0, q);
+  }
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '/';
+  }
 }
 
 const REQUEST_LOG = Symbol('store-app-kit.requestLog');
@@ -155,8 +169,9 @@ type LocalsWithLog = Record<PropertyKey, unknown> & { [REQUEST_LOG]?: RequestLog
 function requestLog(state: RequestLogState): Logger {
   if (state.log === undefined) {
     const { headerId } = state;
-    const reqId = headerId && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
-    state.log = state.root.child({ reqId, method: state.method, path: state.path });
+    const reqId =
+      typeof headerId === 'string' && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
+    state.log = state.root.child({ reqId, method: state.method, path: pathOf(state.url) });
   }
   return state.log;
 }
@@ -186,20 +201,31 @@ const LOG_ACCESSOR: PropertyDescriptor = {
  * response status and duration (at debug). Query strings are never logged.
  * The child (and its request id) is made on first use: most requests log
  * nothing, and a pino child per request was a tenth of a webhook delivery's
- * time. Method and path are taken now, as the request arrived.
+ * time. Method and URL are taken now, as the request arrived; the path is
+ * cut from the URL only when something logs (no parse on the others).
  */
 export function requestLogger(root: Logger) {
+  const attach = attachRequestLog(root);
   return function storeAppRequestLogger(req: Request, res: Response, next: NextFunction): void {
+    attach(req, res);
+    next();
+  };
+}
+
+/**
+ * What `requestLogger` does, without calling `next`: the kit runs it in the
+ * same router layer as its other per-request notes (each layer Express
+ * dispatches costs every request of the app).
+ */
+export function attachRequestLog(root: Logger) {
+  return function storeAppRequestLog(req: Request, res: Response): void {
     const locals = res.locals as LocalsWithLog;
-    if (Object.hasOwn(locals, 'log')) {
-      next();
-      return;
-    }
+    if (Object.hasOwn(locals, 'log')) return;
     const state: RequestLogState = {
       root,
       method: req.method,
-      path: req.path,
-      headerId: req.get('x-request-id'),
+      url: req.url,
+      headerId: req.headers['x-request-id'],
       log: undefined,
     };
     locals[REQUEST_LOG] = state;
@@ -214,6 +240,5 @@ export function requestLogger(root: Logger) {
         );
       });
     }
-    next();
   };
 }

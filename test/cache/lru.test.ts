@@ -57,4 +57,31 @@ describe('createLru', () => {
     expect(lru.size).toBe(3);
     expect(lru.has('1') && lru.has('3') && lru.has('5')).toBe(true);
   });
+
+  it('never evicts an entry read within the last max/2 moves, however many stores come after', () => {
+    // The approximation behind cheap reads: a hot store read on every request stays cached
+    // while a stream of other stores passes through a large cache.
+    const max = 100;
+    const lru = createLru<string, number>({ max });
+    lru.set('hot', 0);
+    for (let i = 0; i < 10_000; i++) {
+      lru.set(`cold${i}`, i);
+      if (i % (max / 2 - 1) === 0) expect(lru.get('hot')).toBe(0);
+      expect(lru.size).toBeLessThanOrEqual(max);
+    }
+    expect(lru.has('hot')).toBe(true);
+    // Not read for more than max moves: it goes like any other.
+    for (let i = 0; i < max; i++) lru.set(`later${i}`, i);
+    expect(lru.has('hot')).toBe(false);
+  });
+
+  it('evicts in least-recently-used order among entries not read since they moved', () => {
+    const evicted: string[] = [];
+    const lru = createLru<string, number>({ max: 10, onEvict: (_v, k) => evicted.push(k) });
+    for (let i = 0; i < 10; i++) lru.set(`k${i}`, i);
+    // k0 is 10 moves old (more than max/2): reading it moves it to the back.
+    lru.get('k0');
+    for (let i = 10; i < 13; i++) lru.set(`k${i}`, i);
+    expect(evicted).toEqual(['k1', 'k2', 'k3']);
+  });
 });
