@@ -177,6 +177,35 @@ function short(text: string, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/** What one API call sends, fixed before its first attempt. */
+interface CallPlan {
+  method: HttpMethod;
+  url: URL;
+  /** The URL's path, as logs and errors name it (never the query). */
+  path: string;
+  body: string | undefined;
+  timeoutMs: number;
+  /** GET/PUT/DELETE: safe to send again after an unclear failure. */
+  idempotent: boolean;
+  signal: AbortSignal | undefined;
+  ctx: { method: HttpMethod; path: string };
+  span: Span;
+  recording: boolean;
+}
+
+/** What one API call has spent so far, across its sends. */
+interface CallState {
+  retries: number;
+  rateLimitRetries: number;
+  /** The one replay after a rotated or revoked token was used. */
+  replayed: boolean;
+  /** Time spent waiting for the rate limit (pacing and 429s). */
+  waitedMs: number;
+}
+
+/** `sendPaced`'s answer when the attempt failed in a retryable way and its backoff passed. */
+const SEND_AGAIN = Symbol('send again');
+
 interface RawResponse {
   status: number;
   headers: Headers;
@@ -410,13 +439,17 @@ export function createTransport(deps: {
     );
   }
 
+  /**
+   * One API call: paced sends until an answer ends it. Each answer is decided
+   * by one of the steps below, which either ends the call (a value or an
+   * error) or says to send again.
+   */
   async function callOnce(
     method: HttpMethod,
     target: string | URL,
     opts: RequestOptions,
     span: Span,
   ): Promise<unknown> {
-    const recording = span.isRecording();
     if (!baseUrl) {
       throw new StoreApiError(
         'CLIENT_NOT_CONFIGURED',
@@ -425,141 +458,180 @@ export function createTransport(deps: {
     }
     const url =
       typeof target === 'string' ? buildUrl(baseUrl, basePath, target, opts.query) : target;
-    const logPath = url.pathname;
-    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
-    const idempotent = method !== 'POST' && method !== 'PATCH';
-    const signal = opts.signal;
-    const ctx = { method, path: logPath };
-    let retries = 0;
-    let rateLimitRetries = 0;
-    let replayed = false;
-    /** Time this call has spent waiting for the rate limit (pacing and 429s). */
-    let waitedMs = 0;
-
+    const path = url.pathname;
+    const c: CallPlan = {
+      method,
+      url,
+      path,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      timeoutMs: opts.timeoutMs ?? options.timeoutMs,
+      idempotent: method !== 'POST' && method !== 'PATCH',
+      signal: opts.signal,
+      ctx: { method, path },
+      span,
+      recording: span.isRecording(),
+    };
+    const state: CallState = { retries: 0, rateLimitRetries: 0, replayed: false, waitedMs: 0 };
     for (;;) {
-      if (signal?.aborted) throw new AbortedError(ctx);
+      if (c.signal?.aborted) throw new AbortedError(c.ctx);
       // Looked up per attempt, never kept: the limiter may drop an idle gate (its
       // bound), and a kept one would then pace this store apart from the new one.
       const gate = limiter.forStore(storeId);
-      let slot: Slot;
-      const queuedAt = Date.now();
-      try {
-        slot = await gate.acquire(signal, options.maxRateLimitWaitMs - waitedMs);
-      } catch (err) {
-        // The store is held by a 429, or paced, for longer than this call may wait.
-        if (err instanceof RateLimitedError) throw new RateLimitedError(err.retryAfter, ctx);
-        throw err;
-      }
-      waitedMs += Date.now() - queuedAt;
-      let raw: RawResponse;
-      let token: string;
-      try {
-        token = await tokens.getAccessToken(storeId, signal);
-        raw = await attempt(method, url, logPath, token, body, timeoutMs, signal);
-      } catch (err) {
-        slot.release();
-        if (!(err instanceof StoreApiError)) throw err;
-        const retryable =
-          (err instanceof NetworkError && (idempotent || connectFailures.has(err))) ||
-          (idempotent && (err instanceof TimeoutError || err instanceof ResponseInvalidError));
-        if (retryable && retries < options.retries.max) {
-          await sleep(backoff(retries++), signal);
-          continue;
-        }
-        throw err;
-      }
-      slot.release(raw.headers);
-      noticeDeprecation(raw.headers, method, logPath);
-      if (recording) {
+      const sent = await sendPaced(c, state, gate);
+      if (sent === SEND_AGAIN) continue;
+      const { raw, token } = sent;
+      if (c.recording) {
         span.setAttributes({
           [ATTR.httpStatus]: raw.status,
-          [ATTR.rateLimitWaitMs]: waitedMs,
-          [ATTR.resendCount]: retries + rateLimitRetries + (replayed ? 1 : 0),
+          [ATTR.rateLimitWaitMs]: state.waitedMs,
+          [ATTR.resendCount]: state.retries + state.rateLimitRetries + (state.replayed ? 1 : 0),
         });
       }
-
       if (raw.status >= 200 && raw.status < 300) {
         if (raw.status === 204 || raw.text.length === 0) return undefined;
-        return parseJson(raw, { ...ctx, status: raw.status });
+        return parseJson(raw, { ...c.ctx, status: raw.status });
       }
-
-      if (raw.status === 401) {
-        const err = mapError(raw, method, logPath);
-        if (err.code === 'token_revoked') {
-          let current = true;
-          try {
-            current = await tokens.revoked(storeId, token);
-          } catch (cause) {
-            // Failing to flag the installation must not hide the revocation from the caller.
-            logger?.warn(
-              { storeId, code: cause instanceof StoreAppError ? cause.code : undefined },
-              'Could not flag the installation after token_revoked; the next call tries again.',
-            );
-          }
-          if (!current && !replayed) {
-            replayed = true;
-            continue;
-          }
-          throw new TokenRevokedError({ ...ctx, details: err.details, body: err.body });
-        }
-        if ((err.code === 'token_expired' || err.code === 'invalid_token') && !replayed) {
-          // Another process may have rotated the token, or the platform's clock says expired
-          // before ours does: refresh (single-flight) and replay once.
-          replayed = true;
-          await tokens.refreshRejected(storeId, token, signal);
-          continue;
-        }
-        if (err.code === 'token_expired') {
-          throw new TokenExpiredError({ ...ctx, details: err.details, body: err.body });
-        }
-        throw err;
-      }
-
-      if (raw.status === 429) {
-        countRateLimited();
-        const now = Date.now();
-        // Seconds, or an HTTP-date read against the response's own Date (one clock).
-        const retryAfter = parseRetryAfter(
-          raw.headers.get('retry-after'),
-          responseDate(raw.headers) ?? now,
-        );
-        // No Retry-After: the window's reset in the platform's clock, else a backoff.
-        const askedMs =
-          retryAfter !== undefined && retryAfter > 0
-            ? retryAfter * 1000
-            : retryAfter === undefined
-              ? (resetInMs(raw.headers) ?? backoff(rateLimitRetries))
-              : backoff(rateLimitRetries);
-        // A wait longer than a window is implausible for the contract: wait one window and ask again.
-        const waitMs = Math.min(askedMs, WINDOW_MS);
-        const reportSeconds = retryAfter ?? Math.ceil(waitMs / 1000);
-        if (recording) span.addEvent(EVENT.rateLimited, { [ATTR.retryAfterS]: reportSeconds });
-        gate.block(waitMs);
-        const mapped = mapError(raw, method, logPath);
-        const errorCtx = { ...ctx, details: mapped.details, body: mapped.body };
-        if (!idempotent && !refusedByRateLimiter(raw, mapped)) {
-          // Not provably refused before it ran (no rate-limit headers, another code): a POST
-          // repeated blindly could create a second order. The caller decides.
-          throw new RateLimitedError(reportSeconds, { ...errorCtx, mayHaveBeenApplied: true });
-        }
-        const within = waitedMs + waitMs <= options.maxRateLimitWaitMs;
-        // A GET/PUT/DELETE waits out every 429 the caller's wait allows; a POST is bounded
-        // by the retry count too.
-        if (within && (idempotent || retries < options.retries.max)) {
-          if (!idempotent) retries++;
-          rateLimitRetries++;
-          continue;
-        }
-        throw new RateLimitedError(reportSeconds, errorCtx);
-      }
-
-      if (raw.status >= 500 && idempotent && retries < options.retries.max) {
-        await sleep(backoff(retries++), signal);
-        continue;
-      }
-      throw mapError(raw, method, logPath);
+      if (raw.status === 401) await after401(c, state, raw, token);
+      else if (raw.status === 429) after429(c, state, raw, gate);
+      else await afterFailure(c, state, raw);
     }
+  }
+
+  /**
+   * Waits for the store's rate-limit slot, then sends with a current token.
+   * A failure to get an answer (network, timeout, unreadable body) is retried
+   * when that is safe (SEND_AGAIN after a backoff) or thrown.
+   */
+  async function sendPaced(
+    c: CallPlan,
+    state: CallState,
+    gate: ReturnType<RateLimiter['forStore']>,
+  ): Promise<{ raw: RawResponse; token: string } | typeof SEND_AGAIN> {
+    let slot: Slot;
+    const queuedAt = Date.now();
+    try {
+      slot = await gate.acquire(c.signal, options.maxRateLimitWaitMs - state.waitedMs);
+    } catch (err) {
+      // The store is held by a 429, or paced, for longer than this call may wait.
+      if (err instanceof RateLimitedError) throw new RateLimitedError(err.retryAfter, c.ctx);
+      throw err;
+    }
+    state.waitedMs += Date.now() - queuedAt;
+    let raw: RawResponse;
+    let token: string;
+    try {
+      token = await tokens.getAccessToken(storeId, c.signal);
+      raw = await attempt(c.method, c.url, c.path, token, c.body, c.timeoutMs, c.signal);
+    } catch (err) {
+      slot.release();
+      if (!(err instanceof StoreApiError)) throw err;
+      const retryable =
+        (err instanceof NetworkError && (c.idempotent || connectFailures.has(err))) ||
+        (c.idempotent && (err instanceof TimeoutError || err instanceof ResponseInvalidError));
+      if (retryable && state.retries < options.retries.max) {
+        await sleep(backoff(state.retries++), c.signal);
+        return SEND_AGAIN;
+      }
+      throw err;
+    }
+    slot.release(raw.headers);
+    noticeDeprecation(raw.headers, c.method, c.path);
+    return { raw, token };
+  }
+
+  /** A 401: a revoked or rotated token is replayed once with the current one; else thrown. */
+  async function after401(
+    c: CallPlan,
+    state: CallState,
+    raw: RawResponse,
+    token: string,
+  ): Promise<void> {
+    const err = mapError(raw, c.method, c.path);
+    if (err.code === 'token_revoked') {
+      let current = true;
+      try {
+        current = await tokens.revoked(storeId, token);
+      } catch (cause) {
+        // Failing to flag the installation must not hide the revocation from the caller.
+        logger?.warn(
+          { storeId, code: cause instanceof StoreAppError ? cause.code : undefined },
+          'Could not flag the installation after token_revoked; the next call tries again.',
+        );
+      }
+      if (!current && !state.replayed) {
+        state.replayed = true;
+        return;
+      }
+      throw new TokenRevokedError({ ...c.ctx, details: err.details, body: err.body });
+    }
+    if ((err.code === 'token_expired' || err.code === 'invalid_token') && !state.replayed) {
+      // Another process may have rotated the token, or the platform's clock says expired
+      // before ours does: refresh (single-flight) and replay once.
+      state.replayed = true;
+      await tokens.refreshRejected(storeId, token, c.signal);
+      return;
+    }
+    if (err.code === 'token_expired') {
+      throw new TokenExpiredError({ ...c.ctx, details: err.details, body: err.body });
+    }
+    throw err;
+  }
+
+  /**
+   * A 429: the store's gate waits what the platform asked (never more than a
+   * window); the call sends again when the caller's wait allows it and the
+   * request provably did not run, else throws.
+   */
+  function after429(
+    c: CallPlan,
+    state: CallState,
+    raw: RawResponse,
+    gate: ReturnType<RateLimiter['forStore']>,
+  ): void {
+    countRateLimited();
+    const now = Date.now();
+    // Seconds, or an HTTP-date read against the response's own Date (one clock).
+    const retryAfter = parseRetryAfter(
+      raw.headers.get('retry-after'),
+      responseDate(raw.headers) ?? now,
+    );
+    // No Retry-After: the window's reset in the platform's clock, else a backoff.
+    const askedMs =
+      retryAfter !== undefined && retryAfter > 0
+        ? retryAfter * 1000
+        : retryAfter === undefined
+          ? (resetInMs(raw.headers) ?? backoff(state.rateLimitRetries))
+          : backoff(state.rateLimitRetries);
+    // A wait longer than a window is implausible for the contract: wait one window and ask again.
+    const waitMs = Math.min(askedMs, WINDOW_MS);
+    const reportSeconds = retryAfter ?? Math.ceil(waitMs / 1000);
+    if (c.recording) c.span.addEvent(EVENT.rateLimited, { [ATTR.retryAfterS]: reportSeconds });
+    gate.block(waitMs);
+    const mapped = mapError(raw, c.method, c.path);
+    const errorCtx = { ...c.ctx, details: mapped.details, body: mapped.body };
+    if (!c.idempotent && !refusedByRateLimiter(raw, mapped)) {
+      // Not provably refused before it ran (no rate-limit headers, another code): a POST
+      // repeated blindly could create a second order. The caller decides.
+      throw new RateLimitedError(reportSeconds, { ...errorCtx, mayHaveBeenApplied: true });
+    }
+    const within = state.waitedMs + waitMs <= options.maxRateLimitWaitMs;
+    // A GET/PUT/DELETE waits out every 429 the caller's wait allows; a POST is bounded
+    // by the retry count too.
+    if (within && (c.idempotent || state.retries < options.retries.max)) {
+      if (!c.idempotent) state.retries++;
+      state.rateLimitRetries++;
+      return;
+    }
+    throw new RateLimitedError(reportSeconds, errorCtx);
+  }
+
+  /** Any other answer: a 5xx of an idempotent call is retried after a backoff; else thrown. */
+  async function afterFailure(c: CallPlan, state: CallState, raw: RawResponse): Promise<void> {
+    if (raw.status >= 500 && c.idempotent && state.retries < options.retries.max) {
+      await sleep(backoff(state.retries++), c.signal);
+      return;
+    }
+    throw mapError(raw, c.method, c.path);
   }
 
   const sessionCheckUrl = options.sessionCheckUrl ? new URL(options.sessionCheckUrl) : undefined;

@@ -137,6 +137,9 @@ export interface RefreshFailure {
   code: string;
 }
 
+/** `refreshLeased`'s answer when another process's tokens replaced ours (re-read, use theirs). */
+const LOST_LEASE = Symbol('lost lease');
+
 interface CacheEntry {
   installation: Installation;
   loadedAt: number;
@@ -332,18 +335,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   ): Promise<Installation | null> {
     const deadline = now() + options.leaseMs * 2 + 5_000;
     let lostTo: number | undefined;
-    if (pending.get(storeId)) {
-      // Our last pair is not stored yet: its refresh token is the grant, the
-      // row's is spent. Store it first; never refresh from the row meanwhile.
-      await pending.flush(storeId);
-      const waiting = pending.get(storeId);
-      if (waiting) {
-        if (satisfied(waiting, trigger)) return waiting;
-        throw new RefreshUnavailableError(
-          'Refreshed tokens are waiting to be stored (the database refused the write); try again once it accepts writes.',
-        );
-      }
-    }
+    const waiting = await storePendingFirst(storeId, trigger);
+    if (waiting) return waiting;
     for (;;) {
       const inst = await load(storeId);
       if (satisfied(inst, trigger)) return remember(inst, mode);
@@ -373,78 +366,127 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         await sleep(options.pollIntervalMs, signal);
         continue;
       }
-      let response: RefreshedTokens;
-      try {
-        response = await callTokenEndpoint(storeId, inst.refreshToken, signal);
-      } catch (err) {
-        if (isInvalidGrant(err)) {
-          // A reinstall, or a process that took over after our lease ran out, may have
-          // replaced the grant meanwhile: flag only the version we refreshed from, else
-          // re-read and use the newer tokens.
-          if (!(await installations.markNeedsReauth(storeId, inst.version))) {
-            lostTo = inst.version;
-            continue;
-          }
-          cache.delete(storeId);
-          logger?.warn(
-            { event: 'installation.needs_reauth', storeId, reason: 'invalid_grant' },
-            'Refresh token refused (invalid_grant); the installation needs re-authorisation (data kept).',
-          );
-          throw new ReauthorizationRequiredError(storeId, undefined, { cause: err });
-        }
-        await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
-        if (err instanceof StoreAppError && err.code === 'ABORTED') throw err;
-        if (isInvalidClient(err)) {
-          // Our credentials, not the grant: never flag or purge the installation.
-          const rejected = new RefreshClientRejectedError({ cause: err });
-          if (!clientRejectedReported) {
-            clientRejectedReported = true;
-            logger?.error(
-              {
-                event: 'refresh.client_rejected',
-                storeId,
-                oauthError: 'invalid_client',
-                settings: [OAUTH_ENV.clientSecret, OAUTH_ENV.clientId],
-              },
-              rejected.message,
-            );
-          }
-          throw rejected;
-        }
-        throw new RefreshUnavailableError(
-          'The access token could not be refreshed now (token endpoint unavailable); try again.',
-          { cause: err },
-        );
-      }
-      let tokens: TokenSet;
-      try {
-        tokens = toTokenSet(inst, response);
-      } catch (err) {
-        await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
-        throw err;
-      }
-      // Commit before use: a crash from here on leaves the new tokens in the database.
-      let committed: Installation | null;
-      try {
-        committed = await installations.completeRefresh(storeId, owner, tokens);
-      } catch (err) {
-        // The platform rotated the grant already: losing this pair would cost a
-        // reinstall. Keep it (sealed), serve it, and write it when storage recovers.
-        const kept = pending.keep(inst, owner, tokens, err);
-        clientRejectedReported = false;
-        committedHere.set(kept, inst.accessTokenExpiresAt.getTime());
-        return kept;
-      }
-      if (!committed) {
-        // Our lease expired and another process took over; re-read and use theirs.
-        lostTo = inst.version;
-        continue;
-      }
-      logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
-      clientRejectedReported = false;
-      committedHere.set(committed, inst.accessTokenExpiresAt.getTime());
-      return remember(committed, mode);
+      const refreshed = await refreshLeased(
+        { storeId, inst, refreshToken: inst.refreshToken, owner },
+        mode,
+        signal,
+      );
+      if (refreshed !== LOST_LEASE) return refreshed;
+      lostTo = inst.version;
     }
+  }
+
+  /**
+   * Our last pair is not stored yet: its refresh token is the grant, the row's
+   * is spent. Stores it first (never refreshing from the row meanwhile); the
+   * pair when it still is not stored but serves the trigger.
+   */
+  async function storePendingFirst(
+    storeId: string,
+    trigger: Trigger,
+  ): Promise<Installation | undefined> {
+    if (!pending.get(storeId)) return undefined;
+    await pending.flush(storeId);
+    const waiting = pending.get(storeId);
+    if (!waiting) return undefined;
+    if (satisfied(waiting, trigger)) return waiting;
+    throw new RefreshUnavailableError(
+      'Refreshed tokens are waiting to be stored (the database refused the write); try again once it accepts writes.',
+    );
+  }
+
+  /**
+   * Holding the lease on `inst`: calls the token endpoint and commits the new
+   * pair before anything uses it. LOST_LEASE when another process's tokens
+   * replaced ours meanwhile (the caller re-reads and uses theirs).
+   */
+  async function refreshLeased(
+    leased: { storeId: string; inst: Installation; refreshToken: string; owner: string },
+    mode: Mode,
+    signal?: AbortSignal,
+  ): Promise<Installation | typeof LOST_LEASE> {
+    const { storeId, inst, owner } = leased;
+    let response: RefreshedTokens;
+    try {
+      response = await callTokenEndpoint(storeId, leased.refreshToken, signal);
+    } catch (err) {
+      return refreshRefused(storeId, inst, owner, err);
+    }
+    let tokens: TokenSet;
+    try {
+      tokens = toTokenSet(inst, response);
+    } catch (err) {
+      await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
+      throw err;
+    }
+    // Commit before use: a crash from here on leaves the new tokens in the database.
+    let committed: Installation | null;
+    try {
+      committed = await installations.completeRefresh(storeId, owner, tokens);
+    } catch (err) {
+      // The platform rotated the grant already: losing this pair would cost a
+      // reinstall. Keep it (sealed), serve it, and write it when storage recovers.
+      const kept = pending.keep(inst, owner, tokens, err);
+      clientRejectedReported = false;
+      committedHere.set(kept, inst.accessTokenExpiresAt.getTime());
+      return kept;
+    }
+    // Our lease expired and another process took over.
+    if (!committed) return LOST_LEASE;
+    logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
+    clientRejectedReported = false;
+    committedHere.set(committed, inst.accessTokenExpiresAt.getTime());
+    return remember(committed, mode);
+  }
+
+  /**
+   * The token endpoint refused or failed: a refused grant flags the version we
+   * refreshed from (LOST_LEASE if a newer one replaced it); anything else
+   * releases the lease and throws what the caller can act on. Never a purge.
+   */
+  async function refreshRefused(
+    storeId: string,
+    inst: Installation,
+    owner: string,
+    err: unknown,
+  ): Promise<typeof LOST_LEASE> {
+    if (isInvalidGrant(err)) {
+      // A reinstall, or a process that took over after our lease ran out, may have
+      // replaced the grant meanwhile: flag only the version we refreshed from, else
+      // re-read and use the newer tokens.
+      if (!(await installations.markNeedsReauth(storeId, inst.version))) return LOST_LEASE;
+      cache.delete(storeId);
+      logger?.warn(
+        { event: 'installation.needs_reauth', storeId, reason: 'invalid_grant' },
+        'Refresh token refused (invalid_grant); the installation needs re-authorisation (data kept).',
+      );
+      throw new ReauthorizationRequiredError(storeId, undefined, { cause: err });
+    }
+    await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
+    if (err instanceof StoreAppError && err.code === 'ABORTED') throw err;
+    if (isInvalidClient(err)) throw clientRejected(storeId, err);
+    throw new RefreshUnavailableError(
+      'The access token could not be refreshed now (token endpoint unavailable); try again.',
+      { cause: err },
+    );
+  }
+
+  /** Our credentials, not the grant: never flag or purge the installation; logged once. */
+  function clientRejected(storeId: string, err: unknown): RefreshClientRejectedError {
+    const rejected = new RefreshClientRejectedError({ cause: err });
+    if (!clientRejectedReported) {
+      clientRejectedReported = true;
+      logger?.error(
+        {
+          event: 'refresh.client_rejected',
+          storeId,
+          oauthError: 'invalid_client',
+          settings: [OAUTH_ENV.clientSecret, OAUTH_ENV.clientId],
+        },
+        rejected.message,
+      );
+    }
+    return rejected;
   }
 
   /**
