@@ -24,6 +24,7 @@ import {
 } from './deadline.js';
 import { classifyStorageFailure, driverCode, storageFailureMessage } from './error-causes.js';
 import { createGroupCommit } from './group-commit.js';
+import { guardTransactionConnections } from './pg-connection-guard.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
 
@@ -680,10 +681,11 @@ function openPostgres(
     }
   }
 
+  const guarded = guardTransactionConnections(pool);
   const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> =>
     activeTx(current)
       ? driverTransaction(current, db, fn)
-      : watchedTransaction(timeoutMs, () => driverTransaction(current, db, fn));
+      : watchedTransaction(timeoutMs, () => guarded(() => driverTransaction(current, db, fn)));
 
   return {
     dialect: 'postgres',

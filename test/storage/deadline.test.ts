@@ -111,6 +111,62 @@ describe.each([
     proxy.resume();
     await recovers(storage);
   }, 60_000);
+
+  it('stalls do not take connections from the pool for good: after three, transactions still run two at a time and close() returns', async () => {
+    const db = await createDb();
+    cleanups.push(() => db.drop());
+    const proxy = await startHangingProxy(port);
+    cleanups.push(() => proxy.close());
+    const storage = await createStorage({
+      databaseUrl: proxy.via(db.url),
+      encryptionKeys: [generateKey()],
+      pool: { max: 2 },
+      timeoutMs: 600,
+    });
+    let closed = false;
+    cleanups.push(() => (closed ? undefined : storage.close()));
+    await storage.installations.upsert('s1', tokens(1));
+
+    for (let stall = 0; stall < 3; stall++) {
+      proxy.hang();
+      // More transactions than connections: some wait for one, and get it only once the
+      // stalled statements give theirs back, with the network still stalled (their BEGIN fails).
+      const failed = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          timed(() => storage.transaction(async () => storage.installations.get('s1'))),
+        ),
+      );
+      for (const r of failed) expect(r.err).toBeInstanceOf(StorageError);
+      await new Promise((r) => setTimeout(r, 1500));
+      proxy.resume();
+      await recovers(storage);
+    }
+
+    // Both connections are usable: two transactions hold one each at the same time.
+    let inside = 0;
+    let together = false;
+    const both = await Promise.all(
+      [1, 2].map(() =>
+        timed(() =>
+          storage.transaction(async () => {
+            inside++;
+            await storage.installations.get('s1');
+            for (let i = 0; i < 20 && inside < 2; i++) await new Promise((r) => setTimeout(r, 20));
+            together ||= inside === 2;
+            await storage.installations.get('s1');
+            inside--;
+          }),
+        ),
+      ),
+    );
+    for (const r of both) expect(r.err).toBeUndefined();
+    expect(together).toBe(true);
+    // pg's pool.end() waits for every checked-out connection: a lost one hung it for ever.
+    const closing = await timed(() => storage.close());
+    closed = true;
+    expect(closing.err).toBeUndefined();
+    expect(closing.ms).toBeLessThan(DEADLINE_MS + SLACK_MS);
+  }, 90_000);
 });
 
 describe('SQLite with the write lock held by another process', () => {
