@@ -28,6 +28,8 @@ export interface LaunchWatch {
   markHandled(req: Request): void;
   /** The 401 message for a call without a session, when a missed launch explains it. */
   explain(req: Request): string | undefined;
+  /** `explain` from the call's `Referer` and `Host` (the shell-free form the core calls). */
+  explainCall(referer: string | undefined, host: string | undefined): string | undefined;
 }
 
 export interface LaunchWatchDeps {
@@ -51,6 +53,21 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
     `No app session: the store admin opened ${path} with a launch token, but that page was ` +
     'answered before kit.authenticated() read it (a static index.html, or a route without ' +
     `kit.authenticated()), so no session started. ${FIX}`;
+
+  function explainCall(referer: string | undefined, host: string | undefined) {
+    if (referer) {
+      try {
+        const from = new URL(referer);
+        if (from.host === host && from.searchParams.has(deps.param)) {
+          return message(`GET ${from.pathname}`);
+        }
+      } catch {
+        // Not a URL: nothing to learn from it.
+      }
+    }
+    if (missed && now() - missed.at < REMEMBER_MS) return message(`GET ${missed.path}`);
+    return undefined;
+  }
 
   return {
     observe(req: Request, res: Response, next: NextFunction) {
@@ -82,19 +99,8 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
       if (typeof req.query[deps.param] === 'string') missed = undefined;
     },
     explain(req: Request) {
-      const referer = req.get('referer');
-      if (referer) {
-        try {
-          const from = new URL(referer);
-          if (from.host === req.get('host') && from.searchParams.has(deps.param)) {
-            return message(`GET ${from.pathname}`);
-          }
-        } catch {
-          // Not a URL: nothing to learn from it.
-        }
-      }
-      if (missed && now() - missed.at < REMEMBER_MS) return message(`GET ${missed.path}`);
-      return undefined;
+      return explainCall(req.get('referer'), req.get('host'));
     },
+    explainCall,
   };
 }
