@@ -334,6 +334,22 @@ describe('attacks on the Fetch shell’s launch and cookie session', () => {
     expect(body).not.toContain('id="store"');
   });
 
+  it('attack: a second launch in the same browser gets a new session id; the old cookie is dead', async () => {
+    const browser = await launched();
+    const before = browser.cookies.get(COOKIE)!.value;
+    // The admin opens the app again (another tab, a reload): the browser sends its cookie.
+    const again = await browser.get(String(await adminFrameSrc()), framed);
+    expect(again.status).toBe(302);
+    const after = browser.cookies.get(COOKIE)!.value;
+    expect(after).not.toBe(before);
+    expect((await browser.get(`${appUrl}/api/products`, xhr)).status).toBe(200);
+    // A copy of the first cookie (fixed by an attacker, or stolen before) no longer works.
+    const stale = await fetch(`${appUrl}/api/products`, {
+      headers: { ...xhr, cookie: `${COOKIE}=${before}` },
+    });
+    expect(stale.status).toBe(401);
+  });
+
   it('attack: a forged, unsigned or foreign-signed session cookie is no session', async () => {
     const browser = await launched();
     const sid = sessionIdOf(browser);
