@@ -17,7 +17,8 @@ import type { AuthenticatedStore } from './authenticated/index.js';
 import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
-import { createBearerAuthenticate } from './core/authenticate.js';
+import { createAuthenticate } from './core/authenticate.js';
+import { createSessionTokenRoute } from './core/session-token-route.js';
 import { createWebhookCore } from './core/webhook-receiver.js';
 import { createGrantChecker, type GrantCheck } from './grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
@@ -31,6 +32,7 @@ import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
 import { createInstallBegin } from './install/begin.js';
 import { createInstallCallback } from './install/callback.js';
 import { createInstallContext } from './install/context.js';
+import { ancestorsDirective } from './install/pages.js';
 import { createInstallRoutes } from './install/routes.js';
 import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
@@ -127,11 +129,20 @@ interface StoreAppKitBase {
    */
   fetch(request: Request, options?: FetchOptions): Promise<Response | null>;
   /**
-   * `authenticated()` on the Fetch API for `Authorization: Bearer <app session token>`:
-   * the store (`storeId`, `scopes`, `client`, `sessionToken`), or the `Response`
-   * to send instead (401 with the re-authorise header, 503, 500).
+   * `authenticated()` on the Fetch API: the store of a request (app session
+   * token, the admin's launch, or the session cookie shared with Express) as
+   * `{ storeId, scopes, client, sessionToken }`, or the `Response` to send
+   * instead: a launch's redirect setting the session cookie, re-authorisation
+   * (redirect, page in the admin's iframe, or 401 with the re-authorise
+   * header), 403 for a cross-site write, 503, 500.
    */
-  authenticate(request: Request): Promise<AuthenticatedStore | Response>;
+  authenticate(request: Request, options?: FetchOptions): Promise<AuthenticatedStore | Response>;
+  /**
+   * The `frame-ancestors` CSP directive for pages you serve yourself outside
+   * Express (Hono, Bun, Deno, Next.js), e.g. `frame-ancestors https://admin.example`;
+   * undefined when the app sends its own framing headers (`securityHeaders`).
+   */
+  frameAncestors(): string | undefined;
   /** The typed API client of a store, for background jobs and scripts. */
   client(storeId: string): StoreApiClient;
   /**
@@ -347,8 +358,23 @@ export async function createKit(
   let fetchShell: FetchShell | undefined;
   // The kit's routes under appUrl's path, as the platform and the merchant call them.
   const appPath = new URL(config.appUrl).pathname.replace(/\/+$/, '');
-  const buildFetchShell = (): FetchShell =>
-    createFetchShell({
+  const pageFraming = ancestorsDirective(pageFrameAncestors(config));
+  const buildFetchShell = (): FetchShell => {
+    const authenticate = createAuthenticate({
+      sessionTokens: api.sessionTokens,
+      tokens: api.tokens,
+      client: (storeId) => api.client(storeId),
+      scopes: config.oauth.scopes,
+      narrowerScopes: config.auth.narrowerScopes,
+      launch: api.launch,
+      launchWatch: api.launchWatch,
+      beginUrl: config.auth.beginUrl,
+      reauthorizeHeader: config.authenticated.reauthorizeHeader,
+      maxSessionAgeSeconds: config.session.maxAgeSeconds,
+      frameAncestors: pageFraming,
+      logger: logger.child({ component: 'authenticated' }),
+    });
+    return createFetchShell({
       routes: [
         {
           path: new URL(config.auth.beginUrl).pathname,
@@ -359,6 +385,12 @@ export async function createKit(
           path: new URL(config.auth.redirectUri).pathname,
           methods: ['GET', 'HEAD'],
           handler: createInstallCallback(install),
+        },
+        {
+          // Same path as on Express: the page swaps its cookie session for a bearer token.
+          path: `${new URL(config.auth.beginUrl).pathname}/session-token`,
+          methods: ['GET'],
+          handler: createSessionTokenRoute(authenticate),
         },
         {
           path: appPath + webhooks.path,
@@ -381,17 +413,11 @@ export async function createKit(
       ],
       session: config.session,
       sessionStore: config.session.store ?? storage.sessionStore(),
-      bearer: createBearerAuthenticate({
-        sessionTokens: api.sessionTokens,
-        tokens: api.tokens,
-        client: (storeId) => api.client(storeId),
-        scopes: config.oauth.scopes,
-        narrowerScopes: config.auth.narrowerScopes,
-        beginUrl: config.auth.beginUrl,
-        reauthorizeHeader: config.authenticated.reauthorizeHeader,
-      }),
+      authenticate,
+      launchParam: api.launch?.param,
       logger,
     });
+  };
 
   // --- HTTP: one router, built once ----------------------------------------
   let router: Router | undefined;
@@ -467,10 +493,11 @@ export async function createKit(
       fetchShell ??= buildFetchShell();
       return fetchShell.fetch(request, options);
     },
-    authenticate(request) {
+    authenticate(request, options) {
       fetchShell ??= buildFetchShell();
-      return fetchShell.authenticate(request);
+      return fetchShell.authenticate(request, options);
     },
+    frameAncestors: () => pageFraming,
     client: (storeId) => api.client(storeId),
     checkGrant: (storeId) => grants.check(storeId),
     sessionToken: (storeId) => api.sessionToken(storeId),

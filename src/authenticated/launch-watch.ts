@@ -30,6 +30,8 @@ export interface LaunchWatch {
   markHandled(req: Request): void;
   /** The 401 message for a call without a session, when a missed launch explains it. */
   explain(req: Request): string | undefined;
+  /** `explain` from the call's `Referer` and `Host` (the shell-free form the core calls). */
+  explainCall(referer: string | undefined, host: string | undefined): string | undefined;
 }
 
 export interface LaunchWatchDeps {
@@ -77,6 +79,21 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
     }
   }
 
+  function explainCall(referer: string | undefined, host: string | undefined) {
+    if (referer) {
+      try {
+        const from = new URL(referer);
+        if (from.host === host && from.searchParams.has(deps.param)) {
+          return message(`GET ${from.pathname}`);
+        }
+      } catch {
+        // Not a URL: nothing to learn from it.
+      }
+    }
+    if (missed && now() - missed.at < REMEMBER_MS) return message(`GET ${missed.path}`);
+    return undefined;
+  }
+
   return {
     observe(req: Request, res: Response, next: NextFunction) {
       note(req, res);
@@ -89,19 +106,8 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
       if (typeof req.query[deps.param] === 'string') missed = undefined;
     },
     explain(req: Request) {
-      const referer = req.get('referer');
-      if (referer) {
-        try {
-          const from = new URL(referer);
-          if (from.host === req.get('host') && from.searchParams.has(deps.param)) {
-            return message(`GET ${from.pathname}`);
-          }
-        } catch {
-          // Not a URL: nothing to learn from it.
-        }
-      }
-      if (missed && now() - missed.at < REMEMBER_MS) return message(`GET ${missed.path}`);
-      return undefined;
+      return explainCall(req.get('referer'), req.get('host'));
     },
+    explainCall,
   };
 }

@@ -22,6 +22,7 @@ import {
   createLaunchVerifier,
   createSessionTokens,
   LAUNCH_CLAIM_NAMESPACE,
+  type LaunchVerifier,
   type SessionTokenIssuer,
 } from './session-token.js';
 
@@ -48,6 +49,8 @@ export interface ApiRuntime {
   close(): Promise<void>;
   /** Embedded apps: notices admin launches answered without `authenticated()` (`kit.middleware()` mounts it). */
   launchWatch?: LaunchWatch;
+  /** Embedded apps: the launch token's parameter and its (single-use) verifier, for both shells. */
+  launch?: { param: string; verifier: LaunchVerifier };
 }
 
 /** The resolved settings the runtime reads (a slice of the kit's configuration). */
@@ -160,6 +163,7 @@ export function createApiRuntime(
       factory.forget(storeId);
     },
     launchWatch,
+    launch,
     start: () => tokens.startSweep(),
     close: () => tokens.stopSweep(),
   };

@@ -1,135 +1,294 @@
 /**
- * `authenticated()` for a bearer app session token, without a framework: the
- * token's store, its installation (the one the token was minted for), the
- * required scopes, then the store context, or the JSON answer a fetch/XHR
- * call gets when the app cannot act for the store (the same codes and
- * re-authorise header as the Express `kit.authenticated()`).
+ * `authenticated()` without a framework: the store of a request (app session
+ * token, the admin's launch token, or the session cookie), its installation
+ * and the required scopes, then the store context, or the answer to send
+ * instead (re-authorise, 401, 403 cross-site, 503, 500). Both shells call it:
+ * Express's `kit.authenticated()` (past its in-memory fast path) and the Fetch
+ * shell's `kit.authenticate(request)`.
  */
-
-import { SCOPES_CHANGED, SESSION_TOKEN_INVALID } from '../authenticated/errors.js';
+import {
+  SCOPES_CHANGED,
+  SESSION_REQUIRED,
+  SESSION_TOKEN_INVALID,
+} from '../authenticated/errors.js';
 import type { AuthenticatedStore } from '../authenticated/index.js';
-import { SessionTokenError, type SessionTokenIssuer } from '../authenticated/session-token.js';
-import { NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
+import {
+  isPlausibleStoreId,
+  type LaunchVerifier,
+  SessionTokenError,
+  type SessionTokenIssuer,
+} from '../authenticated/session-token.js';
 import type { StoreApiClient } from '../client/index.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
-import { RefreshClientRejectedError } from '../refresh/errors.js';
 import type { TokenManager } from '../refresh/manager.js';
-import { type CoreResponse, respond } from './http.js';
+import {
+  type AnswerContext,
+  answerError,
+  crossSiteRefused,
+  invalidBearer,
+  reauthorize,
+} from './authenticate-answers.js';
+import {
+  BEARER_TOKEN,
+  isBearerScheme,
+  isCrossSiteWrite,
+  isFramedOrUnknown,
+  isPageNavigation,
+  singleQuery,
+} from './authenticate-request.js';
+import type { CoreRequest, CoreResponse } from './http.js';
 
-export interface BearerAuthDeps {
+export interface AuthenticateDeps {
   sessionTokens: Pick<SessionTokenIssuer, 'verifySession' | 'mint'>;
   tokens: Pick<TokenManager, 'getInstallation' | 'reload'>;
   client(storeId: string): StoreApiClient;
+  /** Scopes the app is configured to need. */
   scopes: readonly string[];
-  narrowerScopes: 'refuse' | 'record';
-  /** Absolute URL of the install begin route. */
+  /** 'record': serve a narrower grant (the route sees `missingScopes`). @default 'refuse' */
+  narrowerScopes?: 'refuse' | 'record';
+  /** Absent when the app is not embedded. */
+  launch?: { param: string; verifier: Pick<LaunchVerifier, 'verify'> };
+  /** Explains a 401 without a session when the admin's launch never reached `authenticated()`. */
+  launchWatch?: {
+    explainCall(referer: string | undefined, host: string | undefined): string | undefined;
+  };
+  /** Absolute URL of the install begin route (`{appUrl}/auth`). */
   beginUrl: string;
   /** The header naming where to re-authorise (`authenticated.reauthorizeHeader`). */
   reauthorizeHeader: string;
+  /** Absolute lifetime of a cookie session, in seconds. @default 86400 */
+  maxSessionAgeSeconds?: number;
+  /** The `frame-ancestors` directive of the kit's pages, unless a call names its own. */
+  frameAncestors?: string;
+  logger?: { warn(obj: Record<string, unknown>, msg: string): void };
 }
 
-/** The store context, or the response to send instead. */
-export type BearerDecision =
-  | { ok: true; store: AuthenticatedStore }
+/**
+ * The store context, or the response to send instead. `launched`: this request's
+ * launch token started a new browser session (its cookie is on the session).
+ */
+export type AuthDecision =
+  | { ok: true; store: AuthenticatedStore; launched: boolean }
   | { ok: false; response: CoreResponse };
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/** Who the request says it acts for, before the installation is checked. */
+interface Found {
+  storeId: string | undefined;
+  /** When the session began, epoch seconds (carried into renewed session tokens). */
+  authTime?: number;
+  /** The installation a bearer token was minted for (`installedAt`, epoch ms). */
+  installedAt?: number;
+  /** Only the session cookie named the store (no bearer or launch token). */
+  byCookie: boolean;
+  launched: boolean;
+}
 
-/** Authenticates an `Authorization` header value carrying an app session token. */
-export function createBearerAuthenticate(deps: BearerAuthDeps) {
-  const reauthorize = (storeId: string | undefined, code: string, message: string) => {
-    const url = new URL(deps.beginUrl);
-    if (storeId) url.searchParams.set('store_id', storeId);
-    const headers = { 'cache-control': 'no-store', [deps.reauthorizeHeader]: url.toString() };
-    return { ok: false as const, response: respond.json(401, { code, message }, headers) };
-  };
-  const invalid = (code: string, message: string) => ({
-    ok: false as const,
-    response: respond.json(
-      401,
-      { code, message },
-      { 'cache-control': 'no-store', 'www-authenticate': 'Bearer error="invalid_token"' },
-    ),
+type Step = Found | { response: CoreResponse };
+
+/** Builds `authenticate(req)` over the kit's tokens, installations and session store. */
+export function createAuthenticate(deps: AuthenticateDeps) {
+  const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
+  const appOrigin = new URL(deps.beginUrl).origin;
+  const contextFor = (ancestors: string | undefined): AnswerContext => ({
+    beginUrl: deps.beginUrl,
+    reauthorizeHeader: deps.reauthorizeHeader,
+    ancestors,
   });
 
-  async function storeOf(storeId: string, installedAt: number, authTime: number) {
-    let installation = await deps.tokens.getInstallation(storeId);
-    // The memory copy may predate a reinstall in another process; ask the database.
-    if (installation.installedAt.getTime() !== installedAt) {
-      installation = await deps.tokens.reload(storeId);
+  /**
+   * `frameAncestors`: the directive for the pages this call may answer (Express
+   * passes what its security headers set); defaults to `deps.frameAncestors`.
+   */
+  return async function authenticate(
+    req: CoreRequest,
+    frameAncestors: string | undefined = deps.frameAncestors,
+  ): Promise<AuthDecision> {
+    const ctx = contextFor(frameAncestors);
+    let storeId: string | undefined;
+    try {
+      const step = await findStore(deps, req, ctx, maxSessionAgeMs);
+      if ('response' in step) return { ok: false, response: step.response };
+      if (step.byCookie && step.storeId !== undefined && isCrossSiteWrite(req, appOrigin)) {
+        deps.logger?.warn(
+          { method: req.method, site: req.header('sec-fetch-site') ?? null },
+          'Cross-site write with the session cookie refused.',
+        );
+        return { ok: false, response: crossSiteRefused() };
+      }
+      storeId = step.storeId;
+      if (storeId === undefined) return { ok: false, response: noSession(deps, req, ctx) };
+      return await storeFor(deps, req, ctx, { ...step, storeId });
+    } catch (err) {
+      return { ok: false, response: answerError(req, ctx, storeId, err) };
     }
-    if (installation.installedAt.getTime() !== installedAt) {
-      return reauthorize(
-        storeId,
+  };
+}
+
+/** No bearer token, launch or live session named a store. */
+function noSession(deps: AuthenticateDeps, req: CoreRequest, ctx: AnswerContext): CoreResponse {
+  const q = singleQuery(req, 'store_id');
+  const explained = deps.launchWatch?.explainCall(req.header('referer'), req.header('host'));
+  return reauthorize(
+    req,
+    ctx,
+    isPlausibleStoreId(q) ? q : undefined,
+    SESSION_REQUIRED,
+    explained ?? 'No app session: open the app from the store admin, or send an app session token.',
+  );
+}
+
+/** The store named by the request: its bearer token, else its launch token, else its cookie. */
+async function findStore(
+  deps: AuthenticateDeps,
+  req: CoreRequest,
+  ctx: AnswerContext,
+  maxSessionAgeMs: number,
+): Promise<Step> {
+  const auth = req.header('authorization');
+  if (isBearerScheme(auth)) return fromBearer(deps, auth ?? '');
+  const launched = await fromLaunch(deps, req);
+  if (launched !== undefined) return launched;
+  return fromCookie(req, ctx, maxSessionAgeMs);
+}
+
+async function fromBearer(deps: AuthenticateDeps, auth: string): Promise<Step> {
+  const token = BEARER_TOKEN.exec(auth)?.[1];
+  if (!token) {
+    return {
+      response: invalidBearer(
+        SESSION_TOKEN_INVALID,
+        'The Authorization header must be "Bearer <app session token>".',
+      ),
+    };
+  }
+  try {
+    const s = await deps.sessionTokens.verifySession(token);
+    return { ...s, byCookie: false, launched: false };
+  } catch (err) {
+    if (err instanceof StoreAppError) return { response: invalidBearer(err.code, err.message) };
+    throw err;
+  }
+}
+
+/**
+ * A launch token from the admin's iframe starts a fresh session for its store.
+ * Outside a frame (a link someone handed out, carrying their own store's token)
+ * it signs nobody in, so it cannot switch this browser to another store (login
+ * CSRF). A stale or replayed one falls back to the session cookie.
+ */
+async function fromLaunch(deps: AuthenticateDeps, req: CoreRequest): Promise<Found | undefined> {
+  const token = deps.launch ? singleQuery(req, deps.launch.param) : undefined;
+  if (!deps.launch || token === undefined) return undefined;
+  if (!isFramedOrUnknown(req)) {
+    const dest = req.header('sec-fetch-dest');
+    deps.logger?.warn({ dest }, 'Launch token outside a frame ignored (not from the admin).');
+    return undefined;
+  }
+  let storeId: string;
+  try {
+    storeId = await deps.launch.verifier.verify(token);
+  } catch (err) {
+    if (!(err instanceof SessionTokenError)) throw err;
+    deps.logger?.warn({ code: err.code }, 'Launch token refused.');
+    return undefined;
+  }
+  try {
+    await req.session.start(storeId);
+  } catch (cause) {
+    // The session store failed: answer 503 rather than carry on with the old session.
+    if (cause instanceof StoreAppError) throw cause;
+    throw new StorageError('Could not start the app session (session store failed).', { cause });
+  }
+  return { storeId, authTime: Math.floor(Date.now() / 1000), byCookie: false, launched: true };
+}
+
+/**
+ * The cookie session's store while it is younger than its absolute lifetime
+ * (the session store's own expiry is extended by every request).
+ */
+async function fromCookie(
+  req: CoreRequest,
+  ctx: AnswerContext,
+  maxSessionAgeMs: number,
+): Promise<Step> {
+  const data = await req.session.read();
+  let authAt = data?.authAt;
+  if (data?.storeId !== undefined && authAt === undefined) {
+    // A session bound before sessions carried their start (an upgrade, or an app that
+    // set storeId itself): its lifetime counts from now.
+    authAt = Date.now();
+    await req.session.touchAuthAt(authAt);
+  }
+  const current =
+    typeof authAt === 'number' && Date.now() - authAt < maxSessionAgeMs ? data?.storeId : undefined;
+  const queryStore = singleQuery(req, 'store_id');
+  if (
+    isPageNavigation(req) &&
+    isPlausibleStoreId(queryStore) &&
+    current !== undefined &&
+    queryStore !== current
+  ) {
+    // The merchant opened the app for another store than the session's: install/log in there.
+    return {
+      response: reauthorize(req, ctx, queryStore, SESSION_REQUIRED, 'Sign in to this store first.'),
+    };
+  }
+  return {
+    storeId: current,
+    authTime: typeof authAt === 'number' ? Math.floor(authAt / 1000) : undefined,
+    byCookie: true,
+    launched: false,
+  };
+}
+
+/** The installation behind `found` (the one a bearer token was minted for) and its scopes. */
+async function storeFor(
+  deps: AuthenticateDeps,
+  req: CoreRequest,
+  ctx: AnswerContext,
+  found: Found & { storeId: string },
+): Promise<AuthDecision> {
+  const { storeId } = found;
+  const refuse = (code: string, message: string): AuthDecision => ({
+    ok: false,
+    response: reauthorize(req, ctx, storeId, code, message),
+  });
+  let installation = await deps.tokens.getInstallation(storeId);
+  if (found.installedAt !== undefined && installation.installedAt.getTime() !== found.installedAt) {
+    // The memory copy may predate a reinstall in another process; ask the database.
+    installation = await deps.tokens.reload(storeId);
+    if (installation.installedAt.getTime() !== found.installedAt) {
+      // Minted for an installation that has since ended (uninstall, then reinstall):
+      // the uninstall ended that session, as it ends cookie sessions.
+      return refuse(
         SESSION_TOKEN_INVALID,
         'The app session token belongs to an earlier installation of this store; open the app from the store admin again.',
       );
     }
-    let missing = deps.scopes.filter((s) => !installation.scopes.includes(s));
-    if (missing.length > 0) {
-      installation = await deps.tokens.reload(storeId);
-      missing = deps.scopes.filter((s) => !installation.scopes.includes(s));
-    }
-    if (missing.length > 0 && deps.narrowerScopes !== 'record') {
-      return reauthorize(
-        storeId,
-        SCOPES_CHANGED,
-        `The app now needs scopes the merchant has not granted (${missing.join(', ')}); authorise again.`,
-      );
-    }
-    const store: AuthenticatedStore = {
-      storeId,
-      scopes: installation.scopes,
-      missingScopes: missing,
-      client: deps.client(storeId),
-      // A renewal keeps the session's start: it cannot outlive the session.
-      sessionToken: () => deps.sessionTokens.mint(storeId, { installedAt, authTime }),
-    };
-    return { ok: true as const, store };
   }
-
-  return async function authenticateBearer(
-    authorization: string | undefined,
-  ): Promise<BearerDecision> {
-    const m = BEARER.exec(authorization ?? '');
-    if (!m?.[1]) {
-      return invalid(
-        SESSION_TOKEN_INVALID,
-        'The Authorization header must be "Bearer <app session token>".',
-      );
-    }
-    let storeId: string | undefined;
-    try {
-      const session = await deps.sessionTokens.verifySession(m[1]);
-      storeId = session.storeId;
-      return await storeOf(session.storeId, session.installedAt, session.authTime);
-    } catch (err) {
-      if (err instanceof SessionTokenError) return invalid(err.code, err.message);
-      if (err instanceof NotInstalledError || err instanceof ReauthorizationRequiredError) {
-        return reauthorize(storeId, err.code, err.message);
-      }
-      return { ok: false, response: failure(err) };
-    }
-  };
-}
-
-/** A store the app cannot reach (503) or credentials the platform refused (500). */
-function failure(err: unknown): CoreResponse {
-  const headers = { 'cache-control': 'no-store' };
-  if (err instanceof RefreshClientRejectedError) {
-    const message =
-      "The store platform did not accept this app's credentials. Nothing was lost; the app's developer has to correct its configuration.";
-    return respond.json(500, { code: err.code, message }, headers);
+  const missingFrom = (granted: readonly string[]) =>
+    deps.scopes.filter((s) => !granted.includes(s));
+  let missing = missingFrom(installation.scopes);
+  if (missing.length > 0) {
+    // The memory copy may predate a reinstall in another process; ask the database.
+    installation = await deps.tokens.reload(storeId);
+    missing = missingFrom(installation.scopes);
   }
-  if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {
-    return respond.json(
-      503,
-      {
-        code: err.code,
-        message: 'The app cannot reach its storage or the platform right now; try again shortly.',
-      },
-      { ...headers, 'retry-after': '5' },
+  if (missing.length > 0 && deps.narrowerScopes !== 'record') {
+    return refuse(
+      SCOPES_CHANGED,
+      `The app now needs scopes the merchant has not granted (${missing.join(', ')}); authorise again.`,
     );
   }
-  throw err;
+  const installedAt = installation.installedAt.getTime();
+  const { authTime } = found;
+  const store: AuthenticatedStore = {
+    storeId,
+    scopes: installation.scopes,
+    missingScopes: missing,
+    client: deps.client(storeId),
+    // A renewal keeps the session's start: it cannot outlive the session.
+    sessionToken: () => deps.sessionTokens.mint(storeId, { installedAt, authTime }),
+  };
+  return { ok: true, store, launched: found.launched };
 }

@@ -72,12 +72,15 @@ ${body}
 }
 
 /** The frame-ancestors directive the response already carries (helmet's), if any. */
-function existingAncestors(res: Response): string | undefined {
+export function existingAncestors(res: Response): string | undefined {
   const existing = res.getHeader('content-security-policy');
   return typeof existing === 'string' ? /frame-ancestors[^;]*/.exec(existing)?.[0] : undefined;
 }
 
-function ancestorsDirective(frameAncestors: readonly string[] | undefined): string | undefined {
+/** The `frame-ancestors` directive for these sources (undefined: none). */
+export function ancestorsDirective(
+  frameAncestors: readonly string[] | undefined,
+): string | undefined {
   return frameAncestors ? `frame-ancestors ${frameAncestors.join(' ')}` : undefined;
 }
 
@@ -105,7 +108,8 @@ export function pageResponse(page: PageInput, frameAncestors?: readonly string[]
   return renderPage(page, ancestorsDirective(frameAncestors));
 }
 
-function renderPage(page: PageInput, ancestors: string | undefined): CoreResponse {
+/** `pageResponse` with the `frame-ancestors` directive as a string (undefined: none). */
+export function renderPage(page: PageInput, ancestors: string | undefined): CoreResponse {
   const nonce = randomBytes(16).toString('base64');
   const retry = page.retryUrl
     ? `<p><a class="button" href="${escapeHtml(page.retryUrl)}" target="_top">${escapeHtml(page.retryLabel ?? 'Try again')}</a></p>`
@@ -195,7 +199,8 @@ export function reauthorizeResponse(
   return renderReauthorize(input, ancestorsDirective(frameAncestors));
 }
 
-function renderReauthorize(
+/** `reauthorizeResponse` with the `frame-ancestors` directive as a string (undefined: none). */
+export function renderReauthorize(
   input: { url: string; code: string },
   ancestors: string | undefined,
 ): CoreResponse {

@@ -23,7 +23,11 @@ function firstString(v: unknown): string | undefined {
   return undefined;
 }
 
-function sessionOf(req: Request): CoreSession {
+/**
+ * The express-session of `req` as a `CoreSession`; `start` binds it to a store
+ * (regenerating its id) unless the caller brings its own.
+ */
+export function sessionOf(req: Request, start?: CoreSession['start']): CoreSession {
   return {
     async read() {
       const s = req.session;
@@ -33,7 +37,7 @@ function sessionOf(req: Request): CoreSession {
     async touchAuthAt(authAt) {
       if (req.session) req.session.authAt = authAt;
     },
-    start: (storeId) => startStoreSession(req, storeId),
+    start: start ?? ((storeId) => startStoreSession(req, storeId)),
     destroy: () =>
       new Promise<void>((resolve, reject) => {
         if (!req.session) return resolve();
@@ -87,8 +91,16 @@ function bodyReader(req: Request): CoreRequest['body'] {
   };
 }
 
-/** A `CoreRequest` over Express's `req` (the logger: `res.locals.log`, else `fallbackLog`). */
-export function toCoreRequest(req: Request, res: Response, fallbackLog: Logger): CoreRequest {
+/**
+ * A `CoreRequest` over Express's `req` (the logger: `res.locals.log`, else
+ * `fallbackLog`; the session: `session`, else express-session's).
+ */
+export function toCoreRequest(
+  req: Request,
+  res: Response,
+  fallbackLog: Logger,
+  session?: CoreSession,
+): CoreRequest {
   const q = req.query as Record<string, unknown>;
   return {
     method: req.method,
@@ -113,7 +125,7 @@ export function toCoreRequest(req: Request, res: Response, fallbackLog: Logger):
       return req.ip ?? req.socket.remoteAddress;
     },
     get session() {
-      return sessionOf(req);
+      return session ?? sessionOf(req);
     },
     get log() {
       return (res.locals.log as Logger | undefined) ?? fallbackLog;

@@ -180,9 +180,10 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
 
   app.route('/api', api);
 
-  // The page authenticates like the API: a bearer app session token. The Fetch shell
-  // does not yet read the browser session or the admin's launch token (what
-  // kit.authenticated() does on Express), so a plain navigation gets the kit's 401.
+  // The page the store admin opens in its iframe. kit.authenticate reads the admin's
+  // launch token (answering a redirect that sets the session cookie, to this URL without
+  // the token), then the session cookie; a merchant without a session is sent through the
+  // install. Its script swaps the token it carries at /api/session-token before expiry.
   app.get('/', async (c) => {
     const store = await kit.authenticate(c.req.raw);
     if (store instanceof Response) return store;
@@ -197,9 +198,12 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
     // style block run by this response's nonce, nothing else.
     c.header('Cache-Control', 'no-store');
     c.header('X-Content-Type-Options', 'nosniff');
+    // frame-ancestors: only the store admin may frame the page (no X-Frame-Options, which
+    // cannot name one origin).
+    const framing = kit.frameAncestors();
     c.header(
       'Content-Security-Policy',
-      `default-src 'self'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'nonce-${nonce}'; object-src 'none'; base-uri 'self'`,
+      `default-src 'self'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'nonce-${nonce}'; object-src 'none'; base-uri 'self'${framing ? `; ${framing}` : ''}`,
     );
     return c.html(
       renderHomePage({

@@ -187,6 +187,50 @@ describe('embedded app', () => {
     expect(res.text).toContain(`<code id="store-name">${storeId}</code>`);
   });
 
+  it('opens inside the store admin: launch, session cookie, page, then its token on the API', async () => {
+    // The admin frames the app with a one-time launch token, as a merchant opening it does.
+    const admin = await fetch(`${platform.adminUrl}/stores/${storeId}/apps/${clientId}`);
+    const src = /<iframe[^>]* src="([^"]+)"/
+      .exec(await admin.text())?.[1]
+      ?.replaceAll('&amp;', '&');
+    expect(src).toBeTruthy();
+    const framed = {
+      Accept: 'text/html',
+      'Sec-Fetch-Mode': 'navigate',
+      'Sec-Fetch-Dest': 'iframe',
+    };
+    const launchUrl = new URL(src!);
+    const launch = await request(appUrl)
+      .get(`${launchUrl.pathname}${launchUrl.search}`)
+      .set(framed);
+    // The kit starts the session and sends the frame back to the page without the token.
+    expect(launch.status).toBe(302);
+    const pageUrl = String(launch.headers.location);
+    expect(pageUrl).not.toContain('launch=');
+    const cookies = ([] as string[])
+      .concat(launch.headers['set-cookie'] ?? [])
+      .map((c) => c.split(';')[0]!);
+    expect(cookies.length).toBeGreaterThan(0);
+    const page = await request(appUrl).get(pageUrl).set(framed).set('Cookie', cookies);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<code id="store-name">${storeId}</code>`);
+    // Only the store admin may frame it.
+    expect(page.headers['content-security-policy']).toContain(
+      `frame-ancestors ${new URL(platform.authUrl).origin}`,
+    );
+    // The page's script calls the API with the token it carries, and swaps it when due.
+    const pageToken = /name="store-app-session-token" content="([^"]+)"/.exec(page.text)?.[1];
+    const swapped = await request(appUrl)
+      .get('/api/session-token')
+      .set('Authorization', `Bearer ${pageToken}`);
+    expect(swapped.status).toBe(200);
+    const products = await request(appUrl)
+      .get('/api/products')
+      .set('Authorization', `Bearer ${swapped.body.token}`);
+    expect(products.status).toBe(200);
+    expect(products.body.data.length).toBeGreaterThan(0);
+  });
+
   it('adjusts inventory on the platform (the example write)', async () => {
     const products = await app.kit.client(storeId).products.list({ limit: 1 });
     const product = products.data[0]!;
