@@ -155,7 +155,11 @@ try {
   // @types/deno (made for Deno's web globals, not Node's) do not compile cleanly beside
   // @types/node 20 themselves; the examples' code is checked all the same.
   for (const program of programs) {
-    typeCheckProgram(consumer, program);
+    typeCheckProgram(
+      consumer,
+      program,
+      examples.filter((ex) => ex.program === program && ex.file),
+    );
   }
   // A consumer of store-app-kit/platform alone, without better-sqlite3 or its types: the
   // platform runs on better-sqlite3, but its declarations must not need it (nor anything
@@ -221,8 +225,12 @@ function typeCheck(consumer, extra, what) {
   }
 }
 
-/** tsc over one runtime program (test/consumer/<program>/tsconfig.json): any error fails. */
-function typeCheckProgram(consumer, program) {
+/**
+ * tsc over one runtime program (test/consumer/<program>/tsconfig.json): any
+ * error fails. `named`: its blocks written under their own file names, which
+ * carry no line naming their block, listed on failure.
+ */
+function typeCheckProgram(consumer, program, named) {
   console.log(`check:package: type check, the ${program} examples (test/consumer/${program})`);
   const r = spawnSync(
     process.execPath,
@@ -231,6 +239,7 @@ function typeCheckProgram(consumer, program) {
   );
   if (r.status !== 0) {
     console.error(r.stdout || r.stderr);
+    for (const ex of named) console.error(`  ${program}/${ex.file}: ${ex.from}`);
     console.error(`check:package: type check (${program} examples) failed`);
     process.exit(1);
   }
