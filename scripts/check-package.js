@@ -4,13 +4,16 @@
 // @arethetypeswrong/cli, then type-checks every TypeScript example of the
 // README and docs/ in a consumer project (strict, module NodeNext,
 // skipLibCheck false) that installs the tarball without the database drivers
-// or their @types, and a consumer of store-app-kit/platform alone.
+// or their @types, and a consumer of store-app-kit/platform alone. Examples
+// marked <!-- check-in: bun --> (deno, next) compile in programs of their own
+// (test/consumer/<program>/tsconfig.json; see scripts/doc-examples.js).
 // Both tarballs' file lists are checked first (scripts/package-files.js): no
 // local state, nothing but what the packages are meant to ship.
 // Flags: --tarball <file> reuses a packed kit.
 import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -21,9 +24,15 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { extractExamples } from './doc-examples.js';
 import { committedFiles, packProblems, tarballFiles } from './package-files.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// Types of the runtimes docs/runtimes.md's Bun and Deno examples run on, from the
+// npm registry, exact: @types/bun of the Bun test/runtimes installs (1.4.4);
+// @types/deno (Deno's own declarations of the Deno namespace, published by its
+// authors on DefinitelyTyped) of 2.7, the newest there, for the Deno 2.9 tested.
+const RUNTIME_TYPES = { '@types/bun': '1.4.4', '@types/deno': '2.7.0' };
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
 function run(cmd, args, cwd, what) {
@@ -80,10 +89,14 @@ try {
           'store-app-kit': `file:${tarball}`,
           express: kitPkg.devDependencies.express,
           'drizzle-orm': kitPkg.peerDependencies['drizzle-orm'],
+          // docs/runtimes.md's Hono on Node.
+          hono: kitPkg.devDependencies.hono,
+          '@hono/node-server': kitPkg.devDependencies['@hono/node-server'],
         },
         devDependencies: {
           '@types/express': kitPkg.devDependencies['@types/express'],
           '@types/node': kitPkg.devDependencies['@types/node'],
+          ...RUNTIME_TYPES,
         },
       },
       null,
@@ -97,12 +110,37 @@ try {
     join(root, 'test', 'consumer', 'db', 'schema.ts'),
     join(consumer, 'src', 'db', 'schema.ts'),
   );
-  const examples = extractExamples();
+  const examples = extractExamples(root);
+  const programs = new Set();
   for (const [i, ex] of examples.entries()) {
-    const name = `example-${i}.ts`;
-    writeFileSync(join(consumer, 'src', name), `// ${ex.from}\n${ex.code}\nexport {};\n`);
+    if (ex.program === 'default') {
+      const name = `example-${i}.ts`;
+      writeFileSync(join(consumer, 'src', name), `// ${ex.from}\n${ex.code}\nexport {};\n`);
+      continue;
+    }
+    const config = join(root, 'test', 'consumer', ex.program, 'tsconfig.json');
+    if (!existsSync(config)) {
+      console.error(`check:package: ${ex.from} names a program without ${config}`);
+      process.exit(1);
+    }
+    const dir = join(consumer, ex.program);
+    if (!programs.has(ex.program)) {
+      mkdirSync(dir);
+      copyFileSync(config, join(dir, 'tsconfig.json'));
+      programs.add(ex.program);
+    }
+    const file = join(dir, ex.file ?? `example-${i}.ts`);
+    if (existsSync(file)) {
+      console.error(`check:package: ${ex.from}: a second block for ${ex.program}/${ex.file}`);
+      process.exit(1);
+    }
+    mkdirSync(dirname(file), { recursive: true });
+    // A named file is the reader's file as is: no prelude, no line before its name.
+    writeFileSync(file, ex.file ? ex.code : `// ${ex.from}\n${ex.code}\nexport {};\n`);
   }
-  console.log(`check:package: ${examples.length} examples from README.md and docs/`);
+  console.log(
+    `check:package: ${examples.length} examples from README.md and docs/ (programs: default, ${[...programs].join(', ')})`,
+  );
   run(
     'npm',
     ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
@@ -111,6 +149,18 @@ try {
   );
   // Every example, the local platform's included, with neither driver's types installed.
   typeCheck(consumer, {}, 'every example, no driver types');
+  // The runtime programs, each alone: Bun's globals and Deno's are not one program's, and a
+  // Next.js app compiles with its own options. skipLibCheck there: the kit's declarations
+  // were just checked, and bun-types (made for a newer @types/node than Node 20's) and
+  // @types/deno (made for Deno's web globals, not Node's) do not compile cleanly beside
+  // @types/node 20 themselves; the examples' code is checked all the same.
+  for (const program of programs) {
+    typeCheckProgram(
+      consumer,
+      program,
+      examples.filter((ex) => ex.program === program && ex.file),
+    );
+  }
   // A consumer of store-app-kit/platform alone, without better-sqlite3 or its types: the
   // platform runs on better-sqlite3, but its declarations must not need it (nor anything
   // that is not one of our dependencies or peers) to compile.
@@ -176,64 +226,21 @@ function typeCheck(consumer, extra, what) {
 }
 
 /**
- * Every ```ts (or ```typescript) block in the README and docs/, indented ones
- * in lists included, is an example and must compile. Names an example leaves
- * to the reader come from a prelude of the usual ones (`express`, `app`,
- * `kit`, `storeApp`, `startPlatform`), each added only when the
- * block neither imports nor declares it, plus an HTML comment just before the
- * block: <!-- check: declare const storeId: string; -->. `…` stands for
- * elided code. Signatures that are not code are fenced as ```text.
+ * tsc over one runtime program (test/consumer/<program>/tsconfig.json): any
+ * error fails. `named`: its blocks written under their own file names, which
+ * carry no line naming their block, listed on failure.
  */
-function extractExamples() {
-  const files = [
-    'README.md',
-    ...readdirSync(join(root, 'docs'))
-      .filter((f) => f.endsWith('.md'))
-      .map((f) => `docs/${f}`),
-  ];
-  const out = [];
-  for (const file of files) {
-    const lines = readFileSync(join(root, file), 'utf8').split('\n');
-    let block = null;
-    let prelude = '';
-    for (const [n, line] of lines.entries()) {
-      const check = /^\s*<!-- check: (.*) -->$/.exec(line);
-      const fence = /^(\s*)```(\S*)\s*$/.exec(line);
-      if (check) prelude = check[1];
-      else if (block === null && fence) {
-        block = { start: n + 1, indent: fence[1].length, lang: fence[2], body: [] };
-      } else if (block !== null && fence && fence[2] === '') {
-        if (block.lang === 'ts' || block.lang === 'typescript') {
-          const code = block.body.map((l) => l.slice(block.indent)).join('\n');
-          const body = code.replace(/\{ … \}/g, '{}').replace(/\/\/ …/g, '');
-          out.push({
-            from: `${file}:${block.start}`,
-            // The prelude's declarations count as bound: no second `kit`.
-            code: `${defaults(`${prelude}\n${body}`)}${prelude}\n${body}`,
-          });
-        }
-        block = null;
-        prelude = '';
-      } else if (block !== null) block.body.push(line);
-    }
+function typeCheckProgram(consumer, program, named) {
+  console.log(`check:package: type check, the ${program} examples (test/consumer/${program})`);
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(program, 'tsconfig.json')],
+    { cwd: consumer, encoding: 'utf8' },
+  );
+  if (r.status !== 0) {
+    console.error(r.stdout || r.stderr);
+    for (const ex of named) console.error(`  ${program}/${ex.file}: ${ex.from}`);
+    console.error(`check:package: type check (${program} examples) failed`);
+    process.exit(1);
   }
-  return out;
-}
-
-/** The usual free names of a docs example, each unless the example binds it itself. */
-function defaults(code) {
-  const binds = (name) =>
-    new RegExp(
-      `(import[^;]*\\b${name}\\b[^;]*from|(const|let|var|function|class)\\s+${name}\\b)`,
-    ).test(code);
-  const lines = [];
-  if (!binds('express')) lines.push("import express from 'express';");
-  const kitNames = ['storeApp'].filter((n) => !binds(n));
-  if (!binds('StoreAppKit')) kitNames.push('type StoreAppKit');
-  lines.push(`import { ${kitNames.join(', ')} } from 'store-app-kit';`);
-  if (!binds('startPlatform'))
-    lines.push("import { startPlatform } from 'store-app-kit/platform';");
-  if (!binds('app')) lines.push('declare const app: express.Express;');
-  if (!binds('kit')) lines.push('declare const kit: StoreAppKit;');
-  return `${lines.join('\n')}\n`;
 }
