@@ -117,7 +117,9 @@ export function createAuthenticated(deps: AuthenticatedDeps) {
     const remembered = deps.sessionTokens.verifiedSession;
     const cached = deps.tokens.cachedInstallation;
     if (auth === undefined || remembered === undefined || cached === undefined) return false;
-    const token = BEARER_TOKEN.exec(auth)?.[1];
+    // The spelling every client of ours sends, without a regex match object; any other
+    // spelling takes the rule itself (a miss here only means the full path decides).
+    const token = auth.startsWith('Bearer ') ? auth.slice(7) : BEARER_TOKEN.exec(auth)?.[1];
     if (token === undefined) return false;
     const session = remembered(token);
     if (session === undefined) return false;
