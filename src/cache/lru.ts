@@ -57,8 +57,9 @@ export function createLru<K, V>(options: LruOptions<K, V>): Lru<K, V> {
   // have moved there since it last did. Moving is a Map delete + set (the
   // costliest part of a read, and a read is on every authenticated request);
   // an entry among the newest `settled` is far from eviction anyway. What
-  // stays exact: an entry read within the last `settled` moves is never the
-  // one evicted, and with a small bound (max ≤ 3) every read moves.
+  // stays exact: after a read at most `settled` entries are behind it, and it
+  // goes only once `max` are, so an entry read is never evicted by the next
+  // max − settled (≥ max/2) moves; with a small bound (max ≤ 3) every read moves.
   const settled = max <= 3 ? 0 : Math.floor(max / 2);
   const map = new Map<K, Slot<V>>();
   let moves = 0;

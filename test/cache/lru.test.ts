@@ -58,7 +58,7 @@ describe('createLru', () => {
     expect(lru.has('1') && lru.has('3') && lru.has('5')).toBe(true);
   });
 
-  it('never evicts an entry read within the last max/2 moves, however many stores come after', () => {
+  it('never evicts an entry by the max/2 moves after it was read, however many stores come after', () => {
     // The approximation behind cheap reads: a hot store read on every request stays cached
     // while a stream of other stores passes through a large cache.
     const max = 100;
