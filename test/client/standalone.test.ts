@@ -45,6 +45,37 @@ describe('createStoreClient', () => {
     expect(store.id).toBe(app.storeId);
   });
 
+  it('behaves as a plain object: every resource listed, the same object each read, and replaceable in tests', async () => {
+    const client = createStoreClient({
+      apiUrl: platform.apiUrl,
+      storeId: app.storeId,
+      accessToken: app.accessToken,
+    });
+    // Apps spread, list and stub the client in their tests: it stays a plain object.
+    expect(Object.keys(client)).toEqual(
+      expect.arrayContaining(['storeId', 'products', 'orders', 'customers', 'inventory', 'store']),
+    );
+    const products = client.products;
+    expect(client.products).toBe(products);
+    expect({ ...client }.orders).toBe(client.orders);
+    // A test double for one method, then for a whole resource.
+    const real = client.products.list;
+    client.products.list = Object.assign(async () => ({ data: [], pagination: {} }), {
+      listAll: real.listAll,
+    }) as unknown as typeof real;
+    expect((await client.products.list()).data).toEqual([]);
+    const fake = { current: async () => ({ id: 'fake' }) } as unknown as typeof client.store;
+    const other = createStoreClient({
+      apiUrl: platform.apiUrl,
+      storeId: app.storeId,
+      accessToken: app.accessToken,
+    });
+    other.store = fake;
+    expect(other.store).toBe(fake);
+    expect((await other.store.current()).id).toBe('fake');
+    expect((await other.products.list({ limit: 1 })).data).toHaveLength(1);
+  });
+
   it('session() answers what the token grants, in the platform clock', async () => {
     const client = createStoreClient({
       apiUrl: platform.apiUrl,
