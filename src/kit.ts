@@ -23,12 +23,11 @@ import { createWebhookCore } from './core/webhook-receiver.js';
 import { createGrantChecker, type GrantCheck } from './grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
 import { healthDetailWarning } from './health/options.js';
-import { isBearerRequest } from './http/bearer.js';
 import { kitErrorHandler } from './http/errors.js';
 import { assertSupportedExpress } from './http/express-version.js';
 import { attachRequestLog, createKitLogger } from './http/logger.js';
 import { framingWarning, pageFrameAncestors, securityHeaders } from './http/security-headers.js';
-import { memoryStoreWarning, sessionMiddleware } from './http/session.js';
+import { hasNoBrowserSession, memoryStoreWarning, sessionMiddleware } from './http/session.js';
 import { createInstallBegin } from './install/begin.js';
 import { createInstallCallback } from './install/callback.js';
 import { createInstallContext } from './install/context.js';
@@ -456,8 +455,7 @@ export async function createKit(
         next();
         return;
       }
-      // The embedded frontend's fetches (a bearer token, no cookie) have no session to load.
-      if (req.headers.cookie === undefined && isBearerRequest(req.headers.authorization)) {
+      if (hasNoBrowserSession(req)) {
         if (headers) headers(req, res, next);
         else next();
         return;

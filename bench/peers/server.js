@@ -174,7 +174,11 @@ if (VARIANT === 'request-logger') {
 }
 if (VARIANT === 'launch-watch') {
   const { createLaunchWatch } = await import('../../dist/authenticated/launch-watch.js');
-  bareApp.use(createLaunchWatch({ param: 'launch' }).observe);
+  const watch = createLaunchWatch({ param: 'launch' });
+  bareApp.use((req, res, next) => {
+    watch.note(req, res);
+    next();
+  });
 }
 if (VARIANT === 'kit-shaped-router') {
   // A mounted Router with the kit's layer shapes (three pass-through layers, five routes the

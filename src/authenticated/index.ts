@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import type { ClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import { type AuthDecision, createAuthenticate } from '../core/authenticate.js';
+import { BEARER_TOKEN } from '../core/bearer.js';
 import { sessionTokenResponse } from '../core/session-token-route.js';
 import { existingAncestors } from '../install/pages.js';
 import type { TokenManager } from '../refresh/manager.js';
@@ -81,7 +82,6 @@ export interface AuthenticatedDeps {
 }
 
 /** The token of an `Authorization: Bearer <token>` header (the same rule the core applies). */
-const BEARER_TOKEN = /^Bearer\s+(\S+)\s*$/i;
 /** `missingScopes` of a store that granted every scope: one frozen array for all requests. */
 const NONE_MISSING: readonly string[] = Object.freeze([]);
 /** The core reads no request logger here: it warns through `deps.logger`. */

@@ -15,16 +15,17 @@
  * Either turns the 401's message into what is actually wrong and how to fix
  * it, and the first one logs a warning once per path. No token is logged.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 
 /** How long a missed launch explains later calls without a session. */
 const REMEMBER_MS = 10 * 60 * 1000;
 const HANDLED = Symbol('store-app-kit.launchHandled');
 
 export interface LaunchWatch {
-  /** In `kit.middleware()`: remembers a launch page answered without `kit.authenticated()`. */
-  observe: RequestHandler;
-  /** `observe` without calling `next` (the kit runs it in one layer with the request log). */
+  /**
+   * In `kit.middleware()`'s first layer: remembers a launch page answered
+   * without `kit.authenticated()`.
+   */
   note(req: Request, res: Response): void;
   /** `kit.authenticated()` saw this request. */
   markHandled(req: Request): void;
@@ -95,10 +96,6 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
   }
 
   return {
-    observe(req: Request, res: Response, next: NextFunction) {
-      note(req, res);
-      next();
-    },
     note,
     markHandled(req: Request) {
       (req as unknown as Record<symbol, boolean>)[HANDLED] = true;

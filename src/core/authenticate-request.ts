@@ -3,15 +3,8 @@
  * fetch, inside the admin's iframe or not, a cross-site write, and query values
  * that count only when given once (a repeated key is refused as absent).
  */
+import { isBearerRequest } from './bearer.js';
 import type { CoreRequest } from './http.js';
-
-/** The token of an `Authorization: Bearer <token>` header. */
-export const BEARER_TOKEN = /^Bearer\s+(\S+)\s*$/i;
-
-/** Any spelling of the Bearer scheme: other schemes (a staging proxy's Basic auth) are not ours. */
-export function isBearerScheme(authorization: string | undefined): boolean {
-  return authorization !== undefined && /^bearer(\s|$)/i.test(authorization);
-}
 
 /** A query parameter given exactly once, else undefined. */
 export function singleQuery(req: CoreRequest, name: string): string | undefined {
@@ -22,7 +15,7 @@ export function singleQuery(req: CoreRequest, name: string): string | undefined 
 /** True for a top-level page load; false for fetch/XHR (which must not get a redirect). */
 export function isPageNavigation(req: CoreRequest): boolean {
   if (req.header('x-requested-with')) return false;
-  if (/^bearer\s/i.test(req.header('authorization') ?? '')) return false;
+  if (isBearerRequest(req.header('authorization'))) return false;
   const mode = req.header('sec-fetch-mode');
   if (mode) return mode === 'navigate';
   const accept = req.header('accept') ?? '';

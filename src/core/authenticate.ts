@@ -29,13 +29,12 @@ import {
   reauthorize,
 } from './authenticate-answers.js';
 import {
-  BEARER_TOKEN,
-  isBearerScheme,
   isCrossSiteWrite,
   isFramedOrUnknown,
   isPageNavigation,
   singleQuery,
 } from './authenticate-request.js';
+import { BEARER_TOKEN, isBearerScheme } from './bearer.js';
 import type { CoreRequest, CoreResponse } from './http.js';
 
 export interface AuthenticateDeps {

@@ -7,6 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { BEARER_TOKEN } from '../core/bearer.js';
 import { type CoreHandler, respond } from '../core/http.js';
 import { StorageError, type StorageFailureReason } from '../errors/index.js';
 import type { RefreshFailure } from '../refresh/manager.js';
@@ -191,7 +192,7 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
     /** The request bears the health token (compared in constant time, as digests). */
     const bearsToken = (authorization: () => string | undefined): boolean => {
       if (expected === undefined) return false;
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization() ?? '');
+      const m = BEARER_TOKEN.exec(authorization() ?? '');
       return m?.[1] !== undefined && timingSafeEqual(digest(m[1]), expected);
     };
     return async (authorization: () => string | undefined) => {

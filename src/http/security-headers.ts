@@ -19,7 +19,7 @@
  */
 import type { NextFunction, RequestHandler, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
-import { isBearerRequest } from './bearer.js';
+import { isBearerRequest } from '../core/bearer.js';
 import type { ResolvedHttpOptions } from './options.js';
 
 /**

@@ -7,9 +7,9 @@
  * proxy's hop count): with Secure cookies, express-session only sets the
  * cookie on requests it believes are HTTPS.
  */
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import session, { type Store } from 'express-session';
-import { isBearerRequest } from './bearer.js';
+import { isBearerRequest } from '../core/bearer.js';
 import type { ResolvedHttpOptions } from './options.js';
 
 declare module 'express-session' {
@@ -25,8 +25,17 @@ declare module 'express-session' {
 }
 
 /**
- * express-session for browser requests. Requests that carry an
- * `Authorization: Bearer` token and no cookie get no `req.session`.
+ * An app session token request without a cookie (the embedded frontend's
+ * fetches: the admin's iframe has no usable cookies) has no browser session
+ * to load; making and hashing a new, never-saved one was a tenth of it.
+ */
+export function hasNoBrowserSession(req: Pick<Request, 'headers'>): boolean {
+  return req.headers.cookie === undefined && isBearerRequest(req.headers.authorization);
+}
+
+/**
+ * express-session for browser requests: a request that `hasNoBrowserSession`
+ * gets no `req.session` (the kit's request layer skips this whole layer for it).
  */
 export function sessionMiddleware(
   options: ResolvedHttpOptions['session'],
@@ -50,10 +59,7 @@ export function sessionMiddleware(
     },
   });
   return function storeAppSession(req, res, next) {
-    // An app session token request without a cookie (the embedded frontend's
-    // fetches: the admin's iframe has no usable cookies) has no browser session
-    // to load; making and hashing a new, never-saved one was a tenth of it.
-    if (req.headers.cookie === undefined && isBearerRequest(req.headers.authorization)) {
+    if (hasNoBrowserSession(req)) {
       next();
       return;
     }

@@ -1,0 +1,23 @@
+/**
+ * The `Authorization: Bearer` rules, in one place for both shells and every
+ * layer that treats bearer requests apart (session, security headers, page
+ * navigation, `authenticated()`, the health token).
+ */
+
+/** The token of an `Authorization: Bearer <token>` header. */
+export const BEARER_TOKEN = /^Bearer\s+(\S+)\s*$/i;
+
+const BEARER = /^bearer\s/i;
+
+/** Whether a request names a bearer token (script-made: browsers never attach one to a navigation). */
+export function isBearerRequest(authorization: string | undefined): boolean {
+  return authorization !== undefined && BEARER.test(authorization);
+}
+
+/**
+ * Any spelling of the Bearer scheme, an empty one included (answered as a
+ * malformed token); other schemes (a staging proxy's Basic auth) are not ours.
+ */
+export function isBearerScheme(authorization: string | undefined): boolean {
+  return authorization !== undefined && /^bearer(\s|$)/i.test(authorization);
+}
