@@ -436,9 +436,13 @@ export async function createKit(
     // slash too; a spelling this exact check misses still reaches its route, only after a
     // session lookup it did not need.
     const healthPath = config.health.path;
-    const forMachines = (req: ExpressRequest) =>
-      req.path === webhooks.path ||
-      (req.path === healthPath && (req.method === 'GET' || req.method === 'HEAD'));
+    const forMachines = (req: ExpressRequest) => {
+      const path = req.path;
+      return (
+        path === webhooks.path ||
+        (path === healthPath && (req.method === 'GET' || req.method === 'HEAD'))
+      );
+    };
     const attachLog = attachRequestLog(logger);
     const launchWatch = api.launchWatch;
     // Every request of the app passes this one layer before the kit's routes: the request
