@@ -9,10 +9,12 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staleD1Migrations } from '../../scripts/generate-d1-migrations.js';
@@ -20,6 +22,8 @@ import { ConfigError } from '../../src/errors/index.js';
 import { D1_MIGRATIONS, type D1Transaction, d1Adapter } from '../../src/storage/d1/index.js';
 import { openBuiltinAdapter } from '../../src/storage/index.js';
 import { defineStorageAdapterSuite } from '../../src/testing/adapter-suite.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** One Miniflare for the file; each name is its own empty D1 database. */
 let mf: Miniflare;
@@ -290,4 +294,58 @@ describe('D1 without interactive transactions', () => {
     const db = await binding('WRITES');
     await expect(db.exec('BEGIN')).rejects.toThrow(/transaction/i);
   });
+});
+
+describe('inside workerd', () => {
+  it('a Worker bundles the entry without Node built-ins and runs it on env.DB', async () => {
+    // platform "neutral": a `node:` import anywhere in the entry's graph fails the bundle.
+    const bundled = await build({
+      stdin: {
+        contents: `
+          import { d1Adapter } from './src/storage/d1/index.ts';
+          export default {
+            async fetch(request, env) {
+              const adapter = d1Adapter(env.DB, { applyMigrations: true });
+              await adapter.migrate();
+              const now = new Date();
+              const later = new Date(now.getTime() + 60_000);
+              const claims = [
+                await adapter.claimOnce('state', 'abc', later, now),
+                await adapter.claimOnce('state', 'abc', later, now),
+              ];
+              const first = await adapter.webhooks.runOnce(
+                { webhookId: 'w1', topic: 't', receivedAt: now }, async () => 'ran');
+              const second = await adapter.webhooks.runOnce(
+                { webhookId: 'w1', topic: 't', receivedAt: now }, async () => 'ran again');
+              return Response.json({ claims, first, second });
+            },
+          };`,
+        resolveDir: root,
+        loader: 'ts',
+      },
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      mainFields: ['module', 'main'],
+      write: false,
+      logLevel: 'silent',
+    });
+    const worker = new Miniflare({
+      modules: true,
+      script: bundled.outputFiles[0]!.text,
+      d1Databases: ['DB'],
+      // No nodejs_compat: the Worker has no Node modules at all.
+      compatibilityDate: '2025-01-01',
+    });
+    try {
+      const res = await worker.dispatchFetch('http://worker.test/');
+      expect(await res.json()).toEqual({
+        claims: [true, false],
+        first: { duplicate: false, result: 'ran' },
+        second: { duplicate: true },
+      });
+    } finally {
+      await worker.dispose();
+    }
+  }, 60_000);
 });
