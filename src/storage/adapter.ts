@@ -25,6 +25,12 @@ import {
 import { classifyStorageFailure, driverCode, storageFailureMessage } from './error-causes.js';
 import { createGroupCommit } from './group-commit.js';
 import { guardTransactionConnections } from './pg-connection-guard.js';
+import {
+  loadRuntimeSqliteDriver,
+  nonNodeRuntime,
+  type SqliteConnection,
+  type SqliteDriver,
+} from './sqlite-drivers.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
 
@@ -335,17 +341,35 @@ export async function importDriver<T>(dialect: Dialect, load: () => Promise<T>):
   }
 }
 
-/** better-sqlite3 and its Drizzle glue, loaded only when the app uses SQLite. */
+/**
+ * The SQLite driver of this runtime (better-sqlite3 on Node, bun:sqlite on
+ * Bun, node:sqlite on Deno: ./sqlite-drivers.ts) and the kit's SQLite schema,
+ * loaded only when the app uses SQLite.
+ */
 async function loadSqliteDriver() {
+  const [driver, schema] = await Promise.all([
+    loadRuntimeSqliteDriver(loadBetterSqlite3),
+    // Each dialect's schema with its driver: a SQLite app never loads drizzle's pg-core.
+    import('./schema/sqlite.js'),
+  ]);
+  return { driver, schema };
+}
+
+/** better-sqlite3 (Node). */
+async function loadBetterSqlite3(): Promise<SqliteDriver> {
   return importDriver('sqlite', async () => {
-    const [driver, orm, migrator, schema] = await Promise.all([
+    const [native, orm, migrator] = await Promise.all([
       import('better-sqlite3'),
       import('drizzle-orm/better-sqlite3'),
       import('drizzle-orm/better-sqlite3/migrator'),
-      // Each dialect's schema with its driver: a SQLite app never loads drizzle's pg-core.
-      import('./schema/sqlite.js'),
     ]);
-    return { Database: driver.default, drizzle: orm.drizzle, migrate: migrator.migrate, schema };
+    return {
+      name: 'better-sqlite3',
+      // Its Database has the connection's shape already (pragma returns the rows).
+      open: (filename) => new native.default(filename) as unknown as SqliteConnection,
+      drizzle: (connection) => orm.drizzle(connection as unknown as Database.Database),
+      migrate: (db, config) => migrator.migrate(db, config),
+    };
   });
 }
 
@@ -384,7 +408,7 @@ export async function openAdapter(
   }
 }
 
-type SqliteDriver = Awaited<ReturnType<typeof loadSqliteDriver>>;
+type LoadedSqlite = Awaited<ReturnType<typeof loadSqliteDriver>>;
 type PostgresDriver = Awaited<ReturnType<typeof loadPostgresDriver>>;
 
 /**
@@ -396,22 +420,15 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = DEFAULT_STORAGE_TIMEOUT_MS;
 /** VACUUM / OPTIMIZE after a purge: maintenance, not bounded by the request deadline. */
 export const MAINTENANCE_TIMEOUT_MS = 10 * 60_000;
 
-/** `Bun` or `Deno` when the kit runs there, for errors that differ from Node's. */
-function nonNodeRuntime(): string | undefined {
-  if ('Bun' in globalThis) return 'Bun';
-  if ('Deno' in globalThis) return 'Deno';
-  return undefined;
-}
-
 function openSqliteFile(
-  Driver: SqliteDriver['Database'],
+  driver: SqliteDriver,
   filename: string,
   busyTimeoutMs: number,
-): Database.Database {
-  let sqlite: Database.Database | undefined;
+): SqliteConnection {
+  let sqlite: SqliteConnection | undefined;
   try {
     if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
-    sqlite = new Driver(filename);
+    sqlite = driver.open(filename);
     // busy_timeout first: switching to WAL needs the lock another process may hold.
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     sqlite.pragma('journal_mode = WAL');
@@ -424,23 +441,19 @@ function openSqliteFile(
     // pages: a purged merchant's data must leave no readable bytes.
     sqlite.pragma('secure_delete = ON');
   } catch (cause) {
-    sqlite?.close();
-    // Bun and Deno cannot load better-sqlite3's addon (docs/runtimes.md): say
-    // so instead of blaming the path, which would send the user the wrong way.
-    const runtime = sqlite ? undefined : nonNodeRuntime();
-    if (runtime) {
-      throw new ConfigError(
-        DATABASE_URL_SETTING,
-        `selects SQLite, whose driver better-sqlite3 cannot load on ${runtime}; ` +
-          'use Postgres there (DATABASE_URL=postgres://…), see docs/runtimes.md',
-        { cause },
-      );
-    }
+    if (sqlite?.open) sqlite.close();
     const code = (cause as { code?: unknown }).code;
+    // Deno refuses the file without --allow-read/--allow-write (NotCapable):
+    // name the flags, not the path, which is fine.
+    const denied =
+      nonNodeRuntime() === 'Deno' &&
+      /^(NotCapable|PermissionDenied)$/.test(String((cause as Error)?.name));
     throw new ConfigError(
       DATABASE_URL_SETTING,
-      `cannot open the SQLite database file${typeof code === 'string' ? ` (${code})` : ''}; ` +
-        'check that the path names a SQLite file (or none yet) in a folder that exists or can be created, and that both are writable',
+      denied
+        ? 'names a SQLite file Deno may not open: run with --allow-read and --allow-write for its folder (e.g. --allow-write=./data), see docs/runtimes.md'
+        : `cannot open the SQLite database file${typeof code === 'string' ? ` (${code})` : ''}; ` +
+            'check that the path names a SQLite file (or none yet) in a folder that exists or can be created, and that both are writable',
       { cause },
     );
   }
@@ -448,12 +461,12 @@ function openSqliteFile(
 }
 
 function openSqlite(
-  driver: SqliteDriver,
+  { driver, schema }: LoadedSqlite,
   filename: string,
   options: AdapterOptions,
 ): DialectAdapter {
   const sqlite = openSqliteFile(
-    driver.Database,
+    driver,
     filename,
     options.sqliteBusyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
   );
@@ -582,7 +595,7 @@ function openSqlite(
   return {
     dialect: 'sqlite',
     db,
-    tables: driver.schema,
+    tables: schema,
     run,
     transaction,
     affected: (result) => Number((result as { changes?: number }).changes ?? 0),

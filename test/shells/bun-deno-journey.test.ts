@@ -4,8 +4,10 @@
  * built package (dist/) over real sockets against the local platform running
  * in this process: install (begin → consent → callback through kit.fetch), an
  * API call with a bearer app session token through kit.authenticate, a forced
- * refresh, the app.uninstalled webhook and its purge. On the real Postgres
- * (SQLite's driver, better-sqlite3, loads on neither runtime: docs/runtimes.md).
+ * refresh, the app.uninstalled webhook and its purge. On the real Postgres and
+ * on SQLite through each runtime's own driver (bun:sqlite, Deno's
+ * node:sqlite: docs/runtimes.md), whose storage conformance suite also runs
+ * inside the runtime.
  * Under CI=true a missing runtime fails the test; it never skips.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -64,9 +66,10 @@ interface RuntimeApp {
 async function handshake(
   name: keyof typeof RUNTIMES,
   configure: (appUrl: string) => Record<string, unknown>,
+  extraArgs: string[] = [],
 ): Promise<RuntimeApp & { reply: Record<string, unknown> }> {
   const { bin, args } = RUNTIMES[name];
-  const child = spawn(bin, [...args, script], {
+  const child = spawn(bin, [...args, ...extraArgs, script], {
     cwd: root,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
@@ -91,8 +94,9 @@ async function handshake(
 async function startRuntime(
   name: keyof typeof RUNTIMES,
   configure: (appUrl: string) => Record<string, unknown>,
+  extraArgs: string[] = [],
 ): Promise<RuntimeApp> {
-  const app = await handshake(name, configure);
+  const app = await handshake(name, configure, extraArgs);
   if (!app.reply['ready']) {
     await stopRuntime(app);
     throw new Error(`${name}: the kit did not start: ${JSON.stringify(app.reply)}`);
@@ -109,7 +113,31 @@ async function stopRuntime(app: RuntimeApp | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
-describe.each(['bun', 'deno'] as const)('%s (Postgres)', (name) => {
+/** Where the runtime's kit keeps its data: a fresh database, its URL, what Deno must be allowed. */
+async function database(
+  name: keyof typeof RUNTIMES,
+  kind: 'Postgres' | 'SQLite',
+): Promise<{ url: string; denoArgs: string[]; drop: () => Promise<void> }> {
+  if (kind === 'Postgres') {
+    const pg = await createTempDatabase(`sak_${name}`);
+    return { url: pg.url, denoArgs: [], drop: () => pg.drop() };
+  }
+  // The runtime's own SQLite driver (bun:sqlite, node:sqlite) on a file.
+  const dir = mkdtempSync(join(tmpdir(), `sak-${name}-sqlite-`));
+  return {
+    url: `file:${join(dir, 'data', 'app.db')}`,
+    // Deno opens the file only with write access to its folder (docs/runtimes.md).
+    denoArgs: [`--allow-write=${dir}`],
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+describe.each([
+  ['bun', 'Postgres'],
+  ['deno', 'Postgres'],
+  ['bun', 'SQLite'],
+  ['deno', 'SQLite'],
+] as const)('%s (%s)', (name, kind) => {
   let platform: Platform;
   let app: RuntimeApp;
   let clientId: string;
@@ -120,35 +148,39 @@ describe.each(['bun', 'deno'] as const)('%s (Postgres)', (name) => {
   let dropDb: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const pg = await createTempDatabase(`sak_${name}`);
-    dropDb = () => pg.drop();
+    const db = await database(name, kind);
+    dropDb = db.drop;
     platform = await startPlatform({ logger: false });
-    app = await startRuntime(name, (appUrl) => {
-      const creds = platform.registerApp({
-        name: `${name} app`,
-        redirectUri: `${appUrl}/auth/callback`,
-        webhookUrl: `${appUrl}/webhooks`,
-        scopes: ['read_products'],
-        appUrl,
-      });
-      clientId = creds.clientId;
-      webhookSecret = creds.webhookSecret;
-      clientSecret = creds.clientSecret;
-      return {
-        appUrl,
-        environment: 'test',
-        oauth: {
-          clientId: creds.clientId,
-          clientSecret: creds.clientSecret,
+    app = await startRuntime(
+      name,
+      (appUrl) => {
+        const creds = platform.registerApp({
+          name: `${name} app`,
+          redirectUri: `${appUrl}/auth/callback`,
+          webhookUrl: `${appUrl}/webhooks`,
           scopes: ['read_products'],
-          authUrl: platform.authUrl,
-        },
-        storage: { databaseUrl: pg.url, encryptionKeys: [generateKey()] },
-        session: { secret: randomBytes(32).toString('base64url') },
-        webhooks: { secrets: creds.webhookSecret },
-        health: { path: '/healthz' },
-      };
-    });
+          appUrl,
+        });
+        clientId = creds.clientId;
+        webhookSecret = creds.webhookSecret;
+        clientSecret = creds.clientSecret;
+        return {
+          appUrl,
+          environment: 'test',
+          oauth: {
+            clientId: creds.clientId,
+            clientSecret: creds.clientSecret,
+            scopes: ['read_products'],
+            authUrl: platform.authUrl,
+          },
+          storage: { databaseUrl: db.url, encryptionKeys: [generateKey()] },
+          session: { secret: randomBytes(32).toString('base64url') },
+          webhooks: { secrets: creds.webhookSecret },
+          health: { path: '/healthz' },
+        };
+      },
+      name === 'deno' ? db.denoArgs : [],
+    );
     storeId = platform.createStore({ name: `${name} store`, seed: 2 }).storeId;
   }, 60_000);
   afterAll(async () => {
@@ -274,33 +306,50 @@ describe.each(['bun', 'deno'] as const)('%s (Postgres)', (name) => {
   });
 });
 
-describe.each(['bun', 'deno'] as const)('%s (SQLite)', (name) => {
-  it('a SQLite DATABASE_URL fails at start naming the setting, the runtime and the fix', async () => {
-    const dir = mkdtempSync(join(tmpdir(), `sak-${name}-sqlite-`));
-    try {
-      const app = await handshake(name, (appUrl) => ({
-        appUrl,
-        environment: 'test',
-        oauth: {
-          clientId: 'client',
-          clientSecret: 'secret-never-shown',
-          scopes: ['read_products'],
-          authUrl: 'http://127.0.0.1:9',
-        },
-        storage: { databaseUrl: `file:${join(dir, 'app.db')}`, encryptionKeys: [generateKey()] },
-        session: { secret: randomBytes(32).toString('base64url') },
-        webhooks: { secrets: `whsec_${randomBytes(32).toString('base64')}` },
-      }));
-      await stopRuntime(app);
-      // Not "cannot open the SQLite database file": the path is fine, the driver is not.
-      expect(app.reply['error']).toBe('CONFIG_INVALID');
-      expect(app.reply['message']).toMatch(
-        /^DATABASE_URL: .*better-sqlite3 cannot load on (Bun|Deno)/,
-      );
-      expect(app.reply['message']).toContain('postgres://');
-      expect(app.reply['message']).not.toContain('secret-never-shown');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+describe.each(['bun', 'deno'] as const)('%s: SQLite storage', (name) => {
+  it('the storage conformance suite passes inside the runtime, on its own SQLite driver', () => {
+    // vitest itself runs on the runtime (test/shells/runtimes/sqlite-suite.test.mjs).
+    const { bin } = RUNTIMES[name];
+    const args = [
+      ...(name === 'deno' ? ['run', '-A'] : []),
+      join(root, 'node_modules/vitest/vitest.mjs'),
+      'run',
+      '--config',
+      join(root, 'test/shells/runtimes/vitest.config.mjs'),
+    ];
+    const r = spawnSync(bin, args, {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1', STORE_APP_EXPECT_RUNTIME: name, CI: 'true' },
+      timeout: 120_000,
+    });
+    const output = `${r.stdout}\n${r.stderr}`;
+    expect(r.status, output).toBe(0);
+    expect(output).toMatch(/Tests\s+3\d passed/);
+  }, 150_000);
+});
+
+it('deno: without write access to the SQLite folder, Deno fails at start naming the flag, not the path', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sak-deno-denied-'));
+  try {
+    const app = await handshake('deno', (appUrl) => ({
+      appUrl,
+      environment: 'test',
+      oauth: {
+        clientId: 'client',
+        clientSecret: 'secret-never-shown',
+        scopes: ['read_products'],
+        authUrl: 'http://127.0.0.1:9',
+      },
+      storage: { databaseUrl: `file:${join(dir, 'app.db')}`, encryptionKeys: [generateKey()] },
+      session: { secret: randomBytes(32).toString('base64url') },
+      webhooks: { secrets: `whsec_${randomBytes(32).toString('base64')}` },
+    }));
+    await stopRuntime(app);
+    expect(app.reply['error']).toBe('CONFIG_INVALID');
+    expect(app.reply['message']).toMatch(/^DATABASE_URL: .*--allow-write/);
+    expect(app.reply['message']).not.toContain('secret-never-shown');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
