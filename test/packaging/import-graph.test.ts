@@ -63,6 +63,26 @@ describe('main entry import graph', () => {
     expect(r.urls.filter((u) => u.startsWith(`${dist}/testing/`))).toEqual([]);
     expect(r.urls.some((u) => u.includes('drizzle-orm/mysql2'))).toBe(false);
     expect(r.urls).not.toContain(`${dist}/storage/mysql.js`);
+    // Drizzle's D1 driver only through its own entry (store-app-kit/storage/d1).
+    expect(r.urls.some((u) => u.includes('drizzle-orm/d1/'))).toBe(false);
+    expect(r.urls.filter((u) => u.startsWith(`${dist}/storage/d1/`))).toEqual([]);
+  });
+
+  it("store-app-kit/storage/d1 loads Drizzle's D1 driver and no Node module, driver or kit runtime", async () => {
+    const r = await runNode(
+      `const m = await import('store-app-kit/storage/d1');
+       console.log(typeof m.d1Adapter, m.D1_MIGRATIONS.length > 0);`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('function true');
+    expect(r.urls.some((u) => u.includes('drizzle-orm/d1/'))).toBe(true);
+    for (const pkg of ['pg', 'better-sqlite3', 'mysql2', 'express', 'pino', 'jose', 'vitest']) {
+      expect(loaded(r.urls, pkg), pkg).toBe(false);
+    }
+    // A Worker imports it: nothing of Node (node:* or a bare built-in) at module scope.
+    expect(r.urls.filter((u) => u.startsWith('node:'))).toEqual([]);
+    const own = r.urls.filter((u) => u.startsWith(`${dist}/`)).map((u) => u.slice(dist.length));
+    expect(own.filter((u) => !/^\/(storage\/d1|storage\/schema|errors)\//.test(u))).toEqual([]);
   });
 
   it('store-app-kit/storage (for adapter authors) loads no driver, no Drizzle and no vitest', async () => {

@@ -59,7 +59,7 @@ export type D1Write = BatchItem<'sqlite'>;
  * @example
  * kit.webhooks.on('orders/create', async (event, { tx }) => {
  *   const d1 = tx as D1Transaction;
- *   d1.write(d1.db.insert(orders).values({ id: event.data.id, storeId: event.storeId }));
+ *   d1.write(d1.db.insert(orders).values({ id: event.id, topic: event.topic }));
  * });
  */
 export interface D1Transaction {
