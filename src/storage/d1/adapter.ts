@@ -19,10 +19,21 @@
  *   the app's writes commit exactly once even if a lock ran out; a purge's
  *   batch starts with a check that its lock is still its own.
  */
-import { and, asc, eq, inArray, isNull, lt, lte, or, type SQL, sql } from 'drizzle-orm';
-import type { BatchItem } from 'drizzle-orm/batch';
-import { type DrizzleD1Database, drizzle } from 'drizzle-orm/d1';
-import { SQLiteAsyncDialect } from 'drizzle-orm/sqlite-core';
+import {
+  and,
+  asc,
+  eq,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  or,
+  type SQL,
+  type SQLWrapper,
+  sql,
+} from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/d1';
+import { type BaseSQLiteDatabase, SQLiteAsyncDialect } from 'drizzle-orm/sqlite-core';
 import { ConfigError, StorageError } from '../../errors/index.js';
 import type {
   PendingPurgeEntry,
@@ -46,8 +57,8 @@ export interface D1DatabaseBinding {
   batch(statements: never[]): Promise<unknown[]>;
 }
 
-/** A write the app queues in a D1 transaction: any Drizzle query on `tx.db`. */
-export type D1Write = BatchItem<'sqlite'>;
+/** A write the app queues in a D1 transaction: any Drizzle query on `tx.db`, or a `sql` template. */
+export type D1Write = SQLWrapper;
 
 /**
  * The transaction handle `d1Adapter` hands to webhook handlers and `onPurge`.
@@ -62,9 +73,15 @@ export type D1Write = BatchItem<'sqlite'>;
  *   d1.write(d1.db.insert(orders).values({ id: event.id, topic: event.topic }));
  * });
  */
+/**
+ * Drizzle on a D1 database, typed without Drizzle's D1 driver types (they need
+ * `@cloudflare/workers-types`, which an app may not have).
+ */
+export type D1Drizzle = BaseSQLiteDatabase<'async', unknown>;
+
 export interface D1Transaction {
   /** Drizzle on the same D1 database. Reads see what is committed, not the writes queued here. */
-  readonly db: DrizzleD1Database;
+  readonly db: D1Drizzle;
   /** Queue writes for the commit batch (in order). Throws once the transaction has ended. */
   write(...queries: D1Write[]): void;
 }
@@ -166,7 +183,7 @@ function rowsOf<T>(result: unknown): T[] {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A queued-writes transaction handle; `end()` closes it and returns what it queued. */
-function openTransaction(db: DrizzleD1Database) {
+function openTransaction(db: D1Drizzle) {
   let open = true;
   const queued: D1Write[] = [];
   const tx: D1Transaction = {
@@ -214,7 +231,7 @@ export function d1Adapter(
   if (!TABLE_NAME.test(migrationsTable)) {
     throw new ConfigError('d1Adapter migrationsTable', 'must be a plain SQL table name');
   }
-  const db = drizzle(binding as never) as DrizzleD1Database;
+  const db = drizzle(binding as never) as D1Drizzle;
   const dialect = new SQLiteAsyncDialect();
   const t = schema;
   let closed = false;
@@ -237,7 +254,7 @@ export function d1Adapter(
   async function batch(what: string, items: D1Write[]): Promise<unknown[]> {
     if (closed) throw new StorageError(`${what} failed: the D1 adapter is closed`);
     const statements = items.map((item) => {
-      const query = dialect.sqlToQuery((item as unknown as { getSQL(): SQL }).getSQL());
+      const query = dialect.sqlToQuery(item.getSQL());
       return (binding.prepare(query.sql) as { bind(...values: unknown[]): unknown }).bind(
         ...query.params,
       );

@@ -9,6 +9,7 @@ export {
   D1_LOCK_MS,
   type D1AdapterOptions,
   type D1DatabaseBinding,
+  type D1Drizzle,
   type D1Transaction,
   type D1Write,
   d1Adapter,
