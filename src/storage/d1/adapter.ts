@@ -40,6 +40,7 @@ import type {
   PendingPurgeKind,
   PendingPurgeRecord,
   PurgeCounts,
+  PurgeResult,
   SealedTokens,
   StorageAdapter,
   StoredInstallation,
@@ -685,10 +686,22 @@ export function d1Adapter(
   const purge: StorageAdapter<D1Transaction>['purge'] = async (storeId, options) => {
     const what = 'purging a store';
     const key = `purge:${storeId}`;
-    const until = await acquire(what, key);
-    if (until === null) throw new Error('unreachable: a purge lock has no "done" check');
+    const taken = await acquire(what, key);
+    if (taken === null) throw new Error('unreachable: a purge lock has no "done" check');
+    const until: number = taken;
     let committed = false;
+    let result: PurgeResult;
     try {
+      result = await decideAndCommit();
+    } finally {
+      // Committed: the batch released the lock. Skipped or failed: release it now.
+      if (!committed) await release(key, until);
+    }
+    // Like the built-in adapter: only once committed (or skipped), never after a failure.
+    options.onCommitted?.();
+    return result;
+
+    async function decideAndCommit(): Promise<PurgeResult> {
       const skip = { purged: false, counts: {} };
       const row = await readRow(storeId);
       const before = options.ifInstalledBefore;
@@ -768,9 +781,6 @@ export function d1Adapter(
         store_app_sessions: changes(results[n + 3]),
       };
       return { purged: true, counts };
-    } finally {
-      if (!committed) await release(key, until);
-      options.onCommitted?.();
     }
   };
 
