@@ -34,6 +34,33 @@ describe(`SQLite on ${runtime}`, () => {
       await adapter.close();
     }
   });
+
+  it("kit.db.transaction() (Drizzle's, on the runtime's driver) commits, and rolls back on a throw", async () => {
+    const adapter = await open();
+    try {
+      adapter.db.run(sql.raw('CREATE TABLE IF NOT EXISTS app_tx (k text NOT NULL)'));
+      adapter.db.transaction((tx) => {
+        tx.run(sql`INSERT INTO app_tx (k) VALUES ('kept')`);
+      });
+      expect(() =>
+        adapter.db.transaction((tx) => {
+          tx.run(sql`INSERT INTO app_tx (k) VALUES ('undone')`);
+          // A nested transaction is a savepoint: its rollback keeps the outer write.
+          expect(() =>
+            tx.transaction((inner) => {
+              inner.run(sql`INSERT INTO app_tx (k) VALUES ('inner')`);
+              throw new Error('inner');
+            }),
+          ).toThrow('inner');
+          throw new Error('outer');
+        }),
+      ).toThrow('outer');
+      const rows = adapter.db.all(sql`SELECT k FROM app_tx ORDER BY k`);
+      expect(rows.map((r) => r.k)).toEqual(['kept']);
+    } finally {
+      await adapter.close();
+    }
+  });
 });
 
 let probeMade = false;
