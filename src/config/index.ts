@@ -22,7 +22,6 @@ import {
   loggerOptionsSchema,
   type ResolvedHttpOptions,
   SESSION_ENV,
-  securityHeadersOptionsSchema,
   sessionOptionsSchema,
 } from '../http/options.js';
 import { authRouteOptionsSchema, type ResolvedAuthRouteOptions } from '../install/options.js';
@@ -41,6 +40,10 @@ import {
   storeScopedTablesNeedBuiltin,
 } from '../purge/options.js';
 import { type ResolvedRefreshOptions, refreshOptionsSchema } from '../refresh/options.js';
+import {
+  type ResolvedSecurityHeadersOptions,
+  securityHeadersOptionsSchema,
+} from '../shells/express/options.js';
 import { validateStoreScopedTables } from '../storage/index.js';
 import {
   checkStorageMode,
@@ -60,16 +63,12 @@ export type { AuthenticatedOptions } from '../authenticated/options.js';
 export type { ClientOptions } from '../client/options.js';
 export { ConfigErrors } from '../errors/index.js';
 export type { HealthOptions } from '../health/options.js';
-export type {
-  EmbeddedOptions,
-  LoggerOptions,
-  SecurityHeadersOptions,
-  SessionOptions,
-} from '../http/options.js';
+export type { EmbeddedOptions, LoggerOptions, SessionOptions } from '../http/options.js';
 export type { AuthRouteOptions } from '../install/options.js';
 export type { OAuthOptions } from '../oauth/options.js';
 export type { PurgeAppOptions } from '../purge/options.js';
 export type { RefreshOptions } from '../refresh/options.js';
+export type { SecurityHeadersOptions } from '../shells/express/options.js';
 export type { ResolvedStorageOptions } from '../storage/options.js';
 export type { WebhookOptions } from '../webhooks/options.js';
 /** `storeApp({ storage })`: database, encryption keys, migrations, pool. */
@@ -155,6 +154,7 @@ export type StoreAppOptions = v.InferInput<Schema>;
 
 export interface ResolvedConfig extends ResolvedHttpOptions {
   environment: string;
+  securityHeaders: ResolvedSecurityHeadersOptions;
   /** Without a trailing slash. */
   appUrl: string;
   oauth: ResolvedOAuthOptions;
@@ -274,10 +274,26 @@ export function resolveConfig(
     (typeof options.environment === 'string' ? options.environment : undefined) ??
     envValue(env, NODE_ENV) ??
     'production';
-  const relaxed = environment === 'development' || environment === 'test';
+  const o = validate(options, env, environment === 'development' || environment === 'test');
+  const healthClash = o.health && clashingRoute(o.health.path, o);
+  if (healthClash) {
+    throw new ConfigError(
+      'health.path',
+      `is already the path of ${healthClash}; choose another, such as '/healthz'.`,
+    );
+  }
+  return resolved(o, environment);
+}
+
+type Parsed = v.InferOutput<Schema>;
+
+/**
+ * One validation pass over the options with the environment overlaid; every
+ * problem found is thrown together (`ConfigErrors`), each naming its setting.
+ */
+function validate(options: StoreAppOptions, env: Env, relaxed: boolean): Parsed {
   const schema = schemaFor(relaxed);
   const { input, settings } = overlayEnvironment(options, env);
-
   const result = v.safeParse(schema, input, PARSE_CONFIG);
   const problems = result.success ? [] : toConfigErrors(schema, result.issues, { settings });
   // The app's tables must match the database's dialect: checked beside the
@@ -290,39 +306,20 @@ export function resolveConfig(
     const all = problems.map((p) => withTypoHint(p, env));
     throw all.length === 1 ? all[0]! : new ConfigErrors(all);
   }
+  return result.output;
+}
 
-  const o = result.output;
-  const healthClash = o.health && clashingRoute(o.health.path, o);
-  if (healthClash) {
-    throw new ConfigError(
-      'health.path',
-      `is already the path of ${healthClash}; choose another, such as '/healthz'.`,
-    );
-  }
+/** The resolved configuration of validated options: defaults and derived values in one place. */
+function resolved(o: Parsed, environment: string): ResolvedConfig {
   const app = new URL(o.appUrl);
   const appPath = app.pathname.replace(/\/+$/, '');
   const secure = app.protocol === 'https:';
   const authUrl = o.oauth.authUrl;
-  const logger = o.logger;
-  const instance = 'instance' in logger ? logger.instance : undefined;
-  const destination = 'destination' in logger ? logger.destination : undefined;
   return {
     environment,
     appUrl: o.appUrl,
     oauth: o.oauth,
-    auth: {
-      path: o.auth.path,
-      callbackPath: o.auth.callbackPath,
-      redirectUri: app.origin + appPath + o.auth.callbackPath,
-      beginUrl: app.origin + appPath + o.auth.path,
-      stateTtlSeconds: o.auth.stateTtlSeconds,
-      bindingCookieName: o.auth.bindingCookieName,
-      beforeInstall: o.auth.beforeInstall,
-      afterInstall: o.auth.afterInstall,
-      narrowerScopes: o.auth.narrowerScopes,
-      maxCallbacksPerSourcePerMinute: o.auth.maxCallbacksPerSourcePerMinute,
-      maxExchangesInFlight: o.auth.maxExchangesInFlight,
-    },
+    auth: resolvedAuth(o.auth, app.origin + appPath),
     storage: o.storage,
     session: {
       secret: o.session.secret,
@@ -341,11 +338,7 @@ export function resolveConfig(
       adminAppUrl: o.embedded.adminAppUrl.replaceAll('{authUrl}', authUrl),
       launchParam: o.embedded.launchParam,
     },
-    logger: {
-      level: logger.level ?? levelOf(instance) ?? (environment === 'test' ? 'silent' : 'info'),
-      instance,
-      destination,
-    },
+    logger: resolvedLogger(o.logger, environment),
     securityHeaders: o.securityHeaders,
     webhooks: o.webhooks,
     client: {
@@ -363,6 +356,34 @@ export function resolveConfig(
       horizonMs: o.purgeHorizonMs ?? o.refresh.cacheTtlMs + o.client.timeoutMs,
     },
     health: o.health ? { ...o.health } : HEALTH_DEFAULTS,
+  };
+}
+
+/** The install routes' settings, with their absolute URLs under the app's. */
+function resolvedAuth(auth: Parsed['auth'], base: string): ResolvedAuthRouteOptions {
+  return {
+    path: auth.path,
+    callbackPath: auth.callbackPath,
+    redirectUri: base + auth.callbackPath,
+    beginUrl: base + auth.path,
+    stateTtlSeconds: auth.stateTtlSeconds,
+    bindingCookieName: auth.bindingCookieName,
+    beforeInstall: auth.beforeInstall,
+    afterInstall: auth.afterInstall,
+    narrowerScopes: auth.narrowerScopes,
+    maxCallbacksPerSourcePerMinute: auth.maxCallbacksPerSourcePerMinute,
+    maxExchangesInFlight: auth.maxExchangesInFlight,
+  };
+}
+
+/** The logger settings: the app's instance, or where a kit-made one writes, and the level. */
+function resolvedLogger(logger: Parsed['logger'], environment: string) {
+  const instance = 'instance' in logger ? logger.instance : undefined;
+  const destination = 'destination' in logger ? logger.destination : undefined;
+  return {
+    level: logger.level ?? levelOf(instance) ?? (environment === 'test' ? 'silent' : 'info'),
+    instance,
+    destination,
   };
 }
 

@@ -8,11 +8,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { CoreSession } from '../../src/core/http.js';
-import { createWebhookCore } from '../../src/core/webhook-receiver.js';
 import { StorageError } from '../../src/errors/index.js';
 import { toCoreRequest } from '../../src/shells/fetch/adapter.js';
 import type { WebhookProcessor } from '../../src/webhooks/handlers.js';
 import { resolveWebhookOptions } from '../../src/webhooks/options.js';
+import { createWebhookCore } from '../../src/webhooks/pipeline.js';
 import { newSecret, signDelivery } from '../webhooks/fixtures.js';
 
 const secret = newSecret();
