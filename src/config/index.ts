@@ -10,6 +10,7 @@ import {
   type ResolvedAuthenticatedOptions,
 } from '../authenticated/options.js';
 import { clientOptionsSchema, type ResolvedClientOptions } from '../client/options.js';
+import { routeKey } from '../core/route-path.js';
 import { ConfigError, ConfigErrors } from '../errors/index.js';
 import {
   HEALTH_DEFAULTS,
@@ -275,11 +276,12 @@ export function resolveConfig(
     envValue(env, NODE_ENV) ??
     'production';
   const o = validate(options, env, environment === 'development' || environment === 'test');
-  const healthClash = o.health && clashingRoute(o.health.path, o);
-  if (healthClash) {
+  const clash = clashingRoutes(o);
+  if (clash) {
+    const example = clash.setting === 'health.path' ? ", such as '/healthz'" : '';
     throw new ConfigError(
-      'health.path',
-      `is already the path of ${healthClash}; choose another, such as '/healthz'.`,
+      clash.setting === 'the session-token route' ? 'auth.path' : clash.setting,
+      `is already the path of ${clash.taken} (kit paths match case-insensitively, with or without a trailing slash); choose another${example}.`,
     );
   }
   return resolved(o, environment);
@@ -387,18 +389,29 @@ function resolvedLogger(logger: Parsed['logger'], environment: string) {
   };
 }
 
-/** Which kit route, if any, already answers at `path` (the health route would hide it or be hidden). */
-function clashingRoute(
-  path: string,
-  o: { auth: { path: string; callbackPath: string }; webhooks: { path: string } },
-): string | undefined {
+/**
+ * The first two kit routes the one matching rule (case-insensitive, one trailing slash
+ * optional) cannot tell apart: the second's setting and the first's name.
+ */
+function clashingRoutes(o: {
+  auth: { path: string; callbackPath: string };
+  webhooks: { path: string };
+  health?: { path: string } | undefined;
+}): { setting: string; taken: string } | undefined {
   const routes: Array<[string, string]> = [
     [o.auth.path, 'auth.path'],
     [o.auth.callbackPath, 'auth.callbackPath'],
     [`${o.auth.path}/session-token`, 'the session-token route'],
     [o.webhooks.path, 'webhooks.path'],
+    ...(o.health ? [[o.health.path, 'health.path'] as [string, string]] : []),
   ];
-  return routes.find(([p]) => p === path)?.[1];
+  const seen = new Map<string, string>();
+  for (const [path, setting] of routes) {
+    const taken = seen.get(routeKey(path));
+    if (taken !== undefined) return { setting, taken };
+    seen.set(routeKey(path), setting);
+  }
+  return undefined;
 }
 
 const LEVEL_NAMES: ReadonlySet<string> = new Set([

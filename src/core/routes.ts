@@ -12,6 +12,7 @@
 import { recordError, traceHandler } from '../telemetry/index.js';
 import { withChallenge } from './challenge.js';
 import type { CoreHandler, CoreRequest, CoreResponse } from './http.js';
+import { routeKey } from './route-path.js';
 
 /** The kit's routes by name (stable: logs, tests and docs refer to them). */
 export type KitRouteId =
@@ -45,11 +46,7 @@ export interface RouteMatch {
   allowed: boolean;
 }
 
-/** The matching key of a path: lower case, without one trailing slash. */
-export function routeKey(path: string): string {
-  const lower = path.toLowerCase();
-  return lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower;
-}
+export { routeKey };
 
 /** Whether `route` serves `method` (HEAD through GET). */
 function serves(route: KitRoute, method: string): boolean {

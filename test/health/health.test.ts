@@ -274,6 +274,11 @@ describe('health options', () => {
     expect(clash.setting).toBe('health.path');
     expect(clash.message).toContain('webhooks.path');
     expect(problem({ health: { path: '/auth/callback' } }).message).toContain('auth.callbackPath');
+    // The kit's one matching rule (case, one trailing slash) could not tell them apart either.
+    expect(problem({ health: { path: '/WebHooks/' } }).message).toContain('webhooks.path');
+    const webhooksOnAuth = problem({ webhooks: { path: '/Auth' } });
+    expect(webhooksOnAuth.setting).toBe('webhooks.path');
+    expect(webhooksOnAuth.message).toContain('auth.path');
     const typo = problem({ health: { pth: '/h' } });
     expect(typo.setting).toBe('health.pth');
     expect(typo.message).toContain('`health.path`');

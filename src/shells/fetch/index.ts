@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
+import { isBearerRequest } from '../../core/bearer.js';
 import { readCookie } from '../../core/cookies.js';
 import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
 import type { KitRoutes } from '../../core/routes.js';
@@ -93,7 +94,7 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
   function answer(request: Request, r: CoreResponse, browser: boolean): Response {
     const response = toResponse(r, request.method.toUpperCase() === 'HEAD');
     if (browser && headerSet) {
-      const bearer = /^bearer\s/i.test(request.headers.get('authorization') ?? '');
+      const bearer = isBearerRequest(request.headers.get('authorization') ?? undefined);
       applyHeaderSet(response.headers, headerSet, bearer);
     }
     return response;
@@ -149,7 +150,7 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     },
     secureResponse(request, response) {
       if (!headerSet) return response;
-      const bearer = /^bearer\s/i.test(request.headers.get('authorization') ?? '');
+      const bearer = isBearerRequest(request.headers.get('authorization') ?? undefined);
       try {
         applyHeaderSet(response.headers, headerSet, bearer);
         return response;
