@@ -4,6 +4,7 @@
  * the error classes and codes apps branch on.
  */
 
+export type { AuthenticatedStore } from './authenticated/authenticate.js';
 // API client, refresh and authenticated()
 export {
   CROSS_SITE_REQUEST,
@@ -15,7 +16,6 @@ export {
   SESSION_TOKEN_INVALID,
   SessionTokenError,
 } from './authenticated/errors.js';
-export type { AuthenticatedStore } from './authenticated/index.js';
 export type { AuthenticatedOptions } from './authenticated/options.js';
 export {
   AbortedError,
@@ -55,11 +55,9 @@ export {
 } from './errors/index.js';
 export type { GrantCheck } from './grant/index.js';
 export type { HealthOptions, HealthReport } from './health/index.js';
-export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './http/express-version.js';
 export type {
   EmbeddedOptions,
   LoggerOptions,
-  SecurityHeadersOptions,
   SessionOptions,
   StoreAppLogger,
 } from './http/options.js';
@@ -102,7 +100,9 @@ export {
   RefreshUnavailableError,
 } from './refresh/errors.js';
 export type { RefreshOptions } from './refresh/options.js';
+export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './shells/express/express-version.js';
 // storeApp() imports the kit's HTTP and storage graph when called (src/store-app.ts).
+export type { SecurityHeadersOptions } from './shells/express/options.js';
 export type { FetchOptions } from './shells/fetch/index.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export { storeApp } from './store-app.js';

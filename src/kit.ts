@@ -1,9 +1,9 @@
 /**
- * `storeApp()`: composes the modules into the kit object. Composition only:
- * each section below builds one module from the resolved config and hands it
- * what it needs. Logic lives in the modules.
+ * `storeApp()`'s kit object over the composition (src/compose/): the services it
+ * built, the Fetch shell and, on the first call of `middleware()` or
+ * `authenticated()`, the Express shell (which loads express, express-session and
+ * helmet then). The kit hands out narrow accessors, never its storage or config.
  */
-import { randomUUID } from 'node:crypto';
 import type {
   MySqlDatabase as DrizzleMySqlDatabase,
   MySqlQueryResultHKT,
@@ -11,35 +11,21 @@ import type {
 } from 'drizzle-orm/mysql-core';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import { type Request as ExpressRequest, type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
 import type { AuthenticatedStore } from './authenticated/index.js';
-import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
-import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
-import { createAuthenticate } from './core/authenticate.js';
-import { createSessionTokenRoute } from './core/session-token-route.js';
-import { createWebhookCore } from './core/webhook-receiver.js';
-import { createGrantChecker, type GrantCheck } from './grant/index.js';
-import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthReport } from './health/index.js';
-import { healthDetailWarning } from './health/options.js';
-import { kitErrorHandler } from './http/errors.js';
-import { assertSupportedExpress } from './http/express-version.js';
-import { attachRequestLog, createKitLogger } from './http/logger.js';
-import { framingWarning, pageFrameAncestors, securityHeaders } from './http/security-headers.js';
-import { hasNoBrowserSession, memoryStoreWarning, sessionMiddleware } from './http/session.js';
-import { createInstallBegin } from './install/begin.js';
-import { createInstallCallback } from './install/callback.js';
-import { createInstallContext } from './install/context.js';
-import { ancestorsDirective } from './install/pages.js';
-import { createInstallRoutes } from './install/routes.js';
-import { withDiscoveredEndpoints } from './oauth/discovery.js';
+import { composeKit, type KitServices } from './compose/index.js';
+import { registerInternals } from './compose/internals.js';
+import type { StoreAppOptions } from './config/index.js';
+import type { GrantCheck } from './grant/index.js';
+import type { HealthReport } from './health/index.js';
+import { NO_ADDRESS_FIX } from './install/context.js';
 import { installationHasScopes } from './oauth/scopes.js';
-import { createPurge, type PurgeFunction } from './purge/index.js';
-import { createPurgeOutbox } from './purge/outbox.js';
+import type { PurgeFunction } from './purge/index.js';
+import { createExpressShell, type ExpressShell } from './shells/express/index.js';
+import type { AuthenticatedHandler, KitRouter } from './shells/express/types.js';
 import { createFetchShell, type FetchOptions, type FetchShell } from './shells/fetch/index.js';
 import type { StorageAdapter } from './storage/contract.js';
-import { createStorage } from './storage/index.js';
 import type {
   AnyDrizzle,
   Installation,
@@ -47,7 +33,9 @@ import type {
   PurgeResult,
   Storage,
 } from './storage/types.js';
-import { createWebhooks, type WebhookRegistry } from './webhooks/index.js';
+import type { WebhookRegistry } from './webhooks/index.js';
+
+export type { AuthenticatedHandler, AuthenticatedLocals } from './shells/express/types.js';
 
 export interface KitInstallations {
   /** The store's installation (tokens decrypted), or null when not installed. */
@@ -70,25 +58,6 @@ export type PostgresDatabase = PgDatabase<PgQueryResultHKT>;
 /** The kit's Drizzle handle on MySQL / MariaDB (mysql2). */
 export type MysqlDatabase = DrizzleMySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase>;
 
-/** What `kit.authenticated()` guarantees on `res.locals` for the handlers after it. */
-export interface AuthenticatedLocals extends Record<string, unknown> {
-  store: AuthenticatedStore;
-}
-
-/**
- * `kit.authenticated()`: an Express handler whose `res.locals` type carries
- * `store`, so `app.get(path, kit.authenticated(), (req, res) => res.locals.store)`
- * is typed. For `router.use(kit.authenticated())`, opt into the global
- * declaration with `import type {} from 'store-app-kit/locals'`.
- */
-export type AuthenticatedHandler = RequestHandler<
-  Record<string, string>,
-  unknown,
-  unknown,
-  Record<string, unknown>,
-  AuthenticatedLocals
->;
-
 interface StoreAppKitBase {
   /**
    * Express middleware to mount once, before your routes: request logger,
@@ -96,7 +65,7 @@ interface StoreAppKitBase {
    * Mount it before your own body parsers (after them only with
    * `express.json({ verify: keepRawBody })`: docs/webhooks.md); it parses no bodies itself.
    */
-  middleware(): Router;
+  middleware(): KitRouter;
   installations: KitInstallations;
   /** Handlers for platform events: `kit.webhooks.on('app.uninstalled', fn)`. */
   webhooks: WebhookRegistry;
@@ -122,7 +91,8 @@ interface StoreAppKitBase {
   authenticated(): AuthenticatedHandler;
   /**
    * The kit's routes on the Fetch API (Hono, Bun, Deno, Next.js): the install
-   * begin and callback and the webhook receiver answer here; null for any other
+   * begin and callback, the session-token swap, the webhook receiver and health
+   * answer here (a kit path hit with another method: 405); null for any other
    * request (your routes). `options.remoteAddress`: the client's address, which
    * a `Request` does not carry (docs/runtimes.md).
    */
@@ -136,6 +106,14 @@ interface StoreAppKitBase {
    * header), 403 for a cross-site write, 503, 500.
    */
   authenticate(request: Request, options?: FetchOptions): Promise<AuthenticatedStore | Response>;
+  /**
+   * Your route's `response` carrying the kit's security-header set (the set
+   * `kit.authenticated()` routes get on Express: CSP with the admin's
+   * `frame-ancestors`, HSTS, nosniff, Referrer-Policy, COOP…; a bearer request gets
+   * nosniff, HSTS and `Vary: Authorization`). Headers your response already has are
+   * kept. Hono: `app.use('*', async (c, next) => { await next(); c.res = kit.secureResponse(c.req.raw, c.res); })`.
+   */
+  secureResponse(request: Request, response: Response): Response;
   /**
    * The `frame-ancestors` CSP directive for pages you serve yourself outside
    * Express (Hono, Bun, Deno, Next.js), e.g. `frame-ancestors https://admin.example`;
@@ -156,11 +134,8 @@ interface StoreAppKitBase {
    * `NotInstalledError` for a store that is not installed.
    */
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
-  storage: Storage;
   /** The kit's logger (redacting); children per request are at `res.locals.log`. */
   logger: Logger;
-  /** The resolved configuration (secrets included: never log or send it). */
-  config: ResolvedConfig;
   /** Stops background work and closes the database. */
   close(): Promise<void>;
 }
@@ -171,6 +146,11 @@ export interface SqliteStoreAppKit extends StoreAppKitBase {
   dialect: 'sqlite';
   /** Drizzle handle on the kit's database for your own tables. */
   db: SqliteDatabase;
+  /**
+   * One transaction across the kit's tables and yours (kit calls made inside it join
+   * it; a nested call is a savepoint). docs/storage.md, "Transactions and concurrency".
+   */
+  transaction<T>(fn: (tx: SqliteDatabase) => Promise<T>): Promise<T>;
 }
 
 /** The kit on Postgres: `kit.dialect === 'postgres'` narrows `kit.db`. */
@@ -179,6 +159,11 @@ export interface PostgresStoreAppKit extends StoreAppKitBase {
   dialect: 'postgres';
   /** Drizzle handle on the kit's database for your own tables. */
   db: PostgresDatabase;
+  /**
+   * One transaction across the kit's tables and yours (kit calls made inside it join
+   * it; a nested call is a savepoint). docs/storage.md, "Transactions and concurrency".
+   */
+  transaction<T>(fn: (tx: PostgresDatabase) => Promise<T>): Promise<T>;
 }
 
 /** The kit on MySQL / MariaDB: `kit.dialect === 'mysql'` narrows `kit.db`. */
@@ -187,6 +172,11 @@ export interface MysqlStoreAppKit extends StoreAppKitBase {
   dialect: 'mysql';
   /** Drizzle handle on the kit's database for your own tables. */
   db: MysqlDatabase;
+  /**
+   * One transaction across the kit's tables and yours (kit calls made inside it join
+   * it; a nested call is a savepoint). docs/storage.md, "Transactions and concurrency".
+   */
+  transaction<T>(fn: (tx: MysqlDatabase) => Promise<T>): Promise<T>;
 }
 
 /** The kit on the app's own StorageAdapter (`storage.adapter`): no Drizzle handle. */
@@ -194,6 +184,8 @@ export interface CustomStorageStoreAppKit extends StoreAppKitBase {
   dialect: 'custom';
   /** undefined: keep the app's tables in the adapter's own database. */
   db: undefined;
+  /** Rejects with ConfigError: keep your tables in the adapter's own database and its transactions. */
+  transaction(fn: (tx: never) => Promise<unknown>): Promise<never>;
 }
 
 /**
@@ -214,14 +206,37 @@ export type StoreAppOptionsWithoutAdapter = StoreAppOptions & {
   storage?: { adapter?: undefined };
 };
 
-/** `first`, then `second` unless `first` passed an error: two middlewares as one router layer. */
-function inSeries(first: RequestHandler, second: RequestHandler): RequestHandler {
-  return function storeAppBrowserLayer(req, res, next) {
-    first(req, res, (err?: unknown) => {
-      if (err !== undefined && err !== null) next(err);
-      else second(req, res, next);
-    });
-  };
+/** The Express shell over the composition (built on first use). */
+function expressShellOf(s: KitServices): ExpressShell {
+  return createExpressShell({
+    routes: s.routes,
+    logger: s.logger,
+    session: s.config.session,
+    sessions: s.sessions,
+    headers: {
+      embedded: s.config.embedded,
+      options: s.config.securityHeaders,
+      https: s.config.session.secure,
+    },
+    authenticate: s.authenticate,
+    fromMemory: s.fromMemory,
+    launchWatch: s.api.launchWatch,
+  });
+}
+
+/** The Fetch shell over the composition (built on first use). */
+function fetchShellOf(s: KitServices): FetchShell {
+  return createFetchShell({
+    routes: s.routes,
+    appPath: s.appPath,
+    session: s.config.session,
+    sessionStore: s.sessions,
+    authenticate: (req) => s.authenticate(req),
+    headerSet: s.headerSet,
+    launchParam: s.api.launch?.param,
+    noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,
+    logger: s.logger,
+  });
 }
 
 /**
@@ -231,288 +246,51 @@ function inSeries(first: RequestHandler, second: RequestHandler): RequestHandler
 export async function createKit(
   options: StoreAppOptions = {},
 ): Promise<StoreAppKit | CustomStorageStoreAppKit> {
-  assertSupportedExpress();
-  const resolved = resolveConfig(options);
-  const config: ResolvedConfig = {
-    ...resolved,
-    oauth: await withDiscoveredEndpoints(resolved.oauth, options.oauth),
-  };
-  const logger = createKitLogger(config.logger);
-  const framing = framingWarning(config.securityHeaders.enabled, config.securityHeaders);
-  if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
-  const memoryStore = memoryStoreWarning(config.session.store, config.environment);
-  if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
-  const healthDetail = healthDetailWarning(config.health);
-  if (healthDetail) logger.warn({ setting: 'health.detail' }, healthDetail);
-  const closers: Array<() => Promise<void> | void> = [];
-
-  // --- storage -------------------------------------------------------------
-  const storage = await createStorage({
-    ...(config.storage.adapter
-      ? { adapter: config.storage.adapter }
-      : { databaseUrl: config.storage.databaseUrl }),
-    encryptionKeys: config.storage.encryptionKeys,
-    migrate: config.storage.migrate,
-    pool: { max: config.storage.poolMax },
-    timeoutMs: config.storage.timeoutMs,
-    logger: logger.child({ component: 'storage' }),
-  });
-  closers.push(() => storage.close());
-
-  // --- purge ---------------------------------------------------------------
-  const purge = createPurge({
-    storage,
-    options: config.purge,
-    logger: logger.child({ component: 'purge' }),
-  });
-
-  // --- client / refresh / authenticated ------------------------------------
-  const api = createApiRuntime(config, {
-    storage,
-    logger: logger.child({ component: 'client' }),
-  });
-  api.start();
-  closers.push(() => api.close());
-  // Whoever purges (webhook or the app), in-memory state of the store goes too.
-  const purgeStore: PurgeFunction = async (storeId, o) => {
-    try {
-      return await purge(storeId, o);
-    } finally {
-      api.forget(storeId);
-    }
-  };
-
-  // --- grant confirmation: the platform's session check ---------------------
-  const grants = createGrantChecker({
-    client: (storeId) => api.client(storeId),
-    storedScopes: async (storeId) => (await storage.installations.get(storeId))?.scopes,
-    requiredScopes: config.oauth.scopes,
-    sessionCheckUrl: config.client.sessionCheckUrl ?? config.oauth.sessionCheckUrl,
-    logger: logger.child({ component: 'grant' }),
-  });
-  closers.push(() => grants.close());
-
-  // --- purge outbox: pending uninstall purges, resumed now and retried -----
-  const outbox = createPurgeOutbox({
-    pendingPurges: storage.pendingPurges,
-    purge: purgeStore,
-    logger: logger.child({ component: 'purge' }),
-    ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
-    // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
-    concurrency: Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2))),
-  });
-  outbox.start();
-  closers.push(() => outbox.close());
-
-  // --- webhooks ------------------------------------------------------------
-  const webhooks = createWebhooks({
-    storage,
-    options: config.webhooks,
-    purge: purgeStore,
-    outbox,
-    logger: logger.child({ component: 'webhooks' }),
-    // Pooled databases only: on SQLite the deliveries share one COMMIT, a gate would shrink it.
-    ...(storage.dialect === 'postgres' || storage.dialect === 'mysql'
-      ? {
-          recordPool: {
-            poolMax: config.storage.poolMax,
-            storageTimeoutMs: config.storage.timeoutMs,
-          },
-        }
-      : {}),
-  });
-
-  // --- health ---------------------------------------------------------------
-  // Each probe writes a new short-lived claim row (pruned with the other expired
-  // claims): a full disk or a read-only database fails it while reads still work.
-  const probeId = randomUUID();
-  let probes = 0;
-  const health = createHealthCheck({
-    pendingPurges: storage.pendingPurges,
-    lastRefreshFailure: () => api.tokens.lastRefreshFailure(),
-    pendingTokenWrites: () => api.tokens.pendingWrites(),
-    writeProbe: () =>
-      storage.claimOnce(
-        HEALTH_PROBE_NAMESPACE,
-        `${probeId}.${++probes}`,
-        new Date(Date.now() + 60_000),
-      ),
-    options: config.health,
-  });
-
-  // --- install: one context (pending cookie, callback limits) for both shells --
-  const install = createInstallContext({
-    config,
-    storage,
-    logger,
-    // Both shells: in-memory state of the store goes, and the new grant is confirmed.
-    onInstalled: (storeId) => {
-      api.forget(storeId);
-      grants.confirmInstall(storeId);
-    },
-    pageFrameAncestors: pageFrameAncestors(config),
-  });
-
-  // --- Fetch shell: the same core handlers on Request/Response, built once ---
+  const s = await composeKit(options);
+  let express: ExpressShell | undefined;
   let fetchShell: FetchShell | undefined;
-  // The kit's routes under appUrl's path, as the platform and the merchant call them.
-  const appPath = new URL(config.appUrl).pathname.replace(/\/+$/, '');
-  const pageFraming = ancestorsDirective(pageFrameAncestors(config));
-  const buildFetchShell = (): FetchShell => {
-    const authenticate = createAuthenticate({
-      sessionTokens: api.sessionTokens,
-      tokens: api.tokens,
-      client: (storeId) => api.client(storeId),
-      scopes: config.oauth.scopes,
-      narrowerScopes: config.auth.narrowerScopes,
-      launch: api.launch,
-      launchWatch: api.launchWatch,
-      beginUrl: config.auth.beginUrl,
-      reauthorizeHeader: config.authenticated.reauthorizeHeader,
-      maxSessionAgeSeconds: config.session.maxAgeSeconds,
-      frameAncestors: pageFraming,
-      logger: logger.child({ component: 'authenticated' }),
-    });
-    return createFetchShell({
-      routes: [
-        {
-          path: new URL(config.auth.beginUrl).pathname,
-          methods: ['GET', 'HEAD'],
-          handler: createInstallBegin(install),
-        },
-        {
-          path: new URL(config.auth.redirectUri).pathname,
-          methods: ['GET', 'HEAD'],
-          handler: createInstallCallback(install),
-        },
-        {
-          // Same path as on Express: the page swaps its cookie session for a bearer token.
-          path: `${new URL(config.auth.beginUrl).pathname}/session-token`,
-          methods: ['GET'],
-          handler: createSessionTokenRoute(authenticate),
-        },
-        {
-          path: appPath + webhooks.path,
-          methods: 'any',
-          handler: createWebhookCore({
-            options: config.webhooks,
-            process: webhooks.process,
-            logger: logger.child({ component: 'webhooks' }),
-          }),
-        },
-        ...(config.health.path === null
-          ? []
-          : [
-              {
-                path: appPath + config.health.path,
-                methods: ['GET', 'HEAD'],
-                handler: health.coreHandler(),
-              },
-            ]),
-      ],
-      session: config.session,
-      sessionStore: config.session.store ?? storage.sessionStore(),
-      authenticate,
-      launchParam: api.launch?.param,
-      logger,
-    });
+  const fetchShellNow = () => {
+    fetchShell ??= fetchShellOf(s);
+    return fetchShell;
   };
-
-  // --- HTTP: one router, built once ----------------------------------------
-  let router: Router | undefined;
-  const buildRouter = (): Router => {
-    const r = Router();
-    const session: RequestHandler = sessionMiddleware(
-      config.session,
-      config.session.store ?? storage.sessionStore(),
-    );
-    const headers = config.securityHeaders.enabled
-      ? securityHeaders(config.embedded, config.securityHeaders, config.session.secure)
-      : undefined;
-    const browser = headers ? inSeries(headers, session) : session;
-    // Webhook deliveries and probes come from servers, carry no cookie, and get JSON that
-    // no browser renders: no session, no browser headers (helmet's headers cost ~6% of a
-    // delivery for nothing). Express matches routes case-insensitively and with a trailing
-    // slash too; a spelling this exact check misses still reaches its route, only after a
-    // session lookup it did not need.
-    const healthPath = config.health.path;
-    const forMachines = (req: ExpressRequest) => {
-      const path = req.path;
-      return (
-        path === webhooks.path ||
-        (path === healthPath && (req.method === 'GET' || req.method === 'HEAD'))
-      );
-    };
-    const attachLog = attachRequestLog(logger);
-    const launchWatch = api.launchWatch;
-    // Every request of the app passes this one layer before the kit's routes: the request
-    // log; the launch watch, before anything can answer the admin's launch of a page
-    // (it notices a launch that never reaches kit.authenticated(), a static index.html,
-    // to say so in the 401s that follow); the security headers and the session. One layer,
-    // and the routes on this router (not a nested one): each layer Express dispatches costs
-    // every request of the app a dispatch and its garbage (issues 15 and 24: GC and
-    // dispatch were the largest shares of the gap to bare Express on an authenticated route).
-    r.use(function storeAppRequestStart(req, res, next) {
-      attachLog(req, res);
-      launchWatch?.note(req, res);
-      if (forMachines(req)) {
-        next();
-        return;
-      }
-      if (hasNoBrowserSession(req)) {
-        if (headers) headers(req, res, next);
-        else next();
-        return;
-      }
-      browser(req, res, next);
-    });
-    r.all(webhooks.path, webhooks.receiver);
-    if (config.health.path !== null) r.get(config.health.path, health.handler());
-    createInstallRoutes(install.deps, r, install);
-    r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
-    r.use(kitErrorHandler(logger));
-    return r;
-  };
-
-  const kit: StoreAppKitBase & { dialect: Storage['dialect']; db: AnyDrizzle } = {
+  const kit: StoreAppKitBase & {
+    dialect: Storage['dialect'];
+    db: AnyDrizzle;
+    transaction<T>(fn: (tx: AnyDrizzle) => Promise<T>): Promise<T>;
+  } = {
     middleware() {
-      router ??= buildRouter();
-      return router;
+      express ??= expressShellOf(s);
+      return express.middleware();
     },
     installations: {
-      get: (storeId) => storage.installations.get(storeId),
-      list: () => storage.installations.list(),
-      delete: (storeId) => purgeStore(storeId),
-      hasRequiredScopes: (installation) => installationHasScopes(installation, config.oauth.scopes),
+      get: (storeId) => s.storage.installations.get(storeId),
+      list: () => s.storage.installations.list(),
+      delete: (storeId) => s.purge(storeId),
+      hasRequiredScopes: (installation) =>
+        installationHasScopes(installation, s.config.oauth.scopes),
     },
-    webhooks: webhooks.api,
-    purge: purgeStore,
-    pendingPurges: () => outbox.list(),
-    health: () => health.report(),
-    // The handler sets res.locals.store before calling next(); the type says so.
-    authenticated: () => api.authenticated() as unknown as AuthenticatedHandler,
-    fetch(request, options) {
-      fetchShell ??= buildFetchShell();
-      return fetchShell.fetch(request, options);
+    webhooks: s.webhooks.api,
+    purge: s.purge,
+    pendingPurges: () => s.outbox.list(),
+    health: () => s.health.report(),
+    authenticated() {
+      express ??= expressShellOf(s);
+      // The handler sets res.locals.store before calling next(); the type says so.
+      return express.authenticated() as unknown as AuthenticatedHandler;
     },
-    authenticate(request, options) {
-      fetchShell ??= buildFetchShell();
-      return fetchShell.authenticate(request, options);
-    },
-    frameAncestors: () => pageFraming,
-    client: (storeId) => api.client(storeId),
-    checkGrant: (storeId) => grants.check(storeId),
-    sessionToken: (storeId) => api.sessionToken(storeId),
-    dialect: storage.dialect,
-    db: storage.db,
-    storage,
-    logger,
-    config,
-    async close() {
-      // Reverse order: what was built last depends on what was built first.
-      for (const close of closers.reverse()) await close();
-      closers.length = 0;
-    },
+    fetch: (request, o) => fetchShellNow().fetch(request, o),
+    authenticate: (request, o) => fetchShellNow().authenticate(request, o),
+    secureResponse: (request, response) => fetchShellNow().secureResponse(request, response),
+    frameAncestors: () => s.pageFraming,
+    client: (storeId) => s.api.client(storeId),
+    checkGrant: (storeId) => s.grants.check(storeId),
+    sessionToken: (storeId) => s.api.sessionToken(storeId),
+    dialect: s.storage.dialect,
+    db: s.storage.db,
+    transaction: (fn) => s.storage.transaction(fn),
+    logger: s.logger,
+    close: () => s.close(),
   };
+  registerInternals(kit, { storage: s.storage, config: s.config });
   return kit as StoreAppKit | CustomStorageStoreAppKit;
 }

@@ -32,6 +32,7 @@ import '@shopify/shopify-api/adapters/node';
 import { Session } from '@shopify/shopify-api';
 import { SQLiteSessionStorage } from '@shopify/shopify-app-session-storage-sqlite';
 import { Webhook } from 'standardwebhooks';
+import { internalsOf } from '../../dist/compose/internals.js';
 import {
   verify as kitVerify,
   verifySignature as kitVerifySignature,
@@ -441,7 +442,7 @@ if (selected('token-load')) {
   });
   const storeId = 'st_bench';
   // Token shapes as the platform issues them (opaque, ~50 characters).
-  await kit.storage.installations.upsert(storeId, {
+  await internalsOf(kit).storage.installations.upsert(storeId, {
     scopes: ['read_products'],
     accessToken: `at_${randomBytes(32).toString('base64url')}`,
     refreshToken: `rt_${randomBytes(32).toString('base64url')}`,

@@ -45,6 +45,7 @@ import Database from 'better-sqlite3';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { Webhook } from 'standardwebhooks';
+import { internalsOf } from '../../dist/compose/internals.js';
 import { storeApp } from '../../dist/index.js';
 import { startPlatform } from '../../dist/platform/index.js';
 import { installStore, listen } from '../lib.js';
@@ -90,7 +91,7 @@ async function startKit() {
   const storeIds = [];
   for (let i = 0; i < STORES; i++) {
     storeIds.push(
-      await installStore(platform, kit.storage, registered, {
+      await installStore(platform, internalsOf(kit).storage, registered, {
         redirectUri: `${appUrl}/auth/callback`,
       }),
     );
@@ -133,7 +134,7 @@ const handler = (_req, res) =>
 const bareApp = express();
 if (VARIANT === 'security-headers') {
   const { resolveConfig } = await import('../../dist/config/index.js');
-  const { securityHeaders } = await import('../../dist/http/security-headers.js');
+  const { securityHeaders } = await import('../../dist/shells/express/security-headers.js');
   // The kit's own header middleware, configured as the kit side's storeApp() resolves it.
   const c = resolveConfig({
     appUrl: 'http://127.0.0.1:3000',
@@ -169,12 +170,14 @@ if (VARIANT === 'larger-heap') {
 }
 if (VARIANT === 'request-logger') {
   // The kit's request logger on the kit's default logger (info to stdout).
-  const { createKitLogger, requestLogger } = await import('../../dist/http/logger.js');
+  const { createKitLogger } = await import('../../dist/http/logger.js');
+  const { requestLogger } = await import('../../dist/shells/express/request-log.js');
   bareApp.use(requestLogger(createKitLogger({ level: 'info' })));
 }
 if (VARIANT === 'launch-watch') {
   const { createLaunchWatch } = await import('../../dist/authenticated/launch-watch.js');
-  const watch = createLaunchWatch({ param: 'launch' });
+  const { expressLaunchWatch } = await import('../../dist/shells/express/launch-watch.js');
+  const watch = expressLaunchWatch(createLaunchWatch({ param: 'launch' }));
   bareApp.use((req, res, next) => {
     watch.note(req, res);
     next();

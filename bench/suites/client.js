@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import session from 'express-session';
-import { createAuthenticated } from '../../dist/authenticated/index.js';
 import { resolveAuthenticatedOptions } from '../../dist/authenticated/options.js';
 import { createSessionTokens } from '../../dist/authenticated/session-token.js';
 import { startPlatform } from '../../dist/platform/index.js';
+import { createAuthenticated } from '../../dist/shells/express/authenticated.js';
 import { createStorage } from '../../dist/storage/index.js';
 import { clientRuntime, compare, installStore, load, registerBenchApp, report } from '../lib.js';
 

@@ -20,6 +20,8 @@ import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import express from 'express';
 import pg from 'pg';
 import { createPurge, resolvePurgeAppOptions } from '../../dist/purge/index.js';
+import { SILENT } from '../../dist/shells/express/adapter.js';
+import { expressHandler } from '../../dist/shells/express/handler.js';
 import { createStorage } from '../../dist/storage/index.js';
 import { createWebhooks, resolveWebhookOptions } from '../../dist/webhooks/index.js';
 import { median, report } from '../lib.js';
@@ -91,7 +93,8 @@ function kitApp(storage, tables) {
     logger: silent,
   });
   const app = express();
-  app.all(hooks.path, hooks.receiver);
+  // The receiver pipeline through the Express shell's adapter, as kit.middleware() runs it.
+  app.all(hooks.path, expressHandler(hooks.handler, SILENT));
   return { app, hooks };
 }
 

@@ -104,7 +104,14 @@ async function webhooks() {
     });
     wh.api.on('test.ping', () => {});
     const app = express();
-    app.all('/webhooks', wh.receiver);
+    // Builds before issue 31 had an Express receiver; after it, the pipeline runs
+    // through the Express shell's adapter.
+    if (wh.receiver) app.all('/webhooks', wh.receiver);
+    else {
+      const { expressHandler } = await import(`${root}/dist/shells/express/handler.js`);
+      const { SILENT } = await import(`${root}/dist/shells/express/adapter.js`);
+      app.all('/webhooks', expressHandler(wh.handler, SILENT));
+    }
     const server = http.createServer(app).listen(0, '127.0.0.1');
     await once(server, 'listening');
     return { port: server.address().port, server, storage };

@@ -15,23 +15,21 @@
  * Either turns the 401's message into what is actually wrong and how to fix
  * it, and the first one logs a warning once per path. No token is logged.
  */
-import type { Request, Response } from 'express';
-
 /** How long a missed launch explains later calls without a session. */
 const REMEMBER_MS = 10 * 60 * 1000;
-const HANDLED = Symbol('store-app-kit.launchHandled');
 
+/**
+ * The shell notes launches (the Express shell sees the page's response: see
+ * src/shells/express/launch-watch.ts); the core explains the 401s that follow.
+ */
 export interface LaunchWatch {
-  /**
-   * In `kit.middleware()`'s first layer: remembers a launch page answered
-   * without `kit.authenticated()`.
-   */
-  note(req: Request, res: Response): void;
-  /** `kit.authenticated()` saw this request. */
-  markHandled(req: Request): void;
-  /** The 401 message for a call without a session, when a missed launch explains it. */
-  explain(req: Request): string | undefined;
-  /** `explain` from the call's `Referer` and `Host` (the shell-free form the core calls). */
+  /** The launch token's query parameter. */
+  readonly param: string;
+  /** A GET of `path` carrying a launch token was answered without `authenticated()` reading it. */
+  missed(path: string): void;
+  /** `authenticated()` read a launch token: the page is mounted right now. */
+  read(): void;
+  /** The 401 message for a call without a session (from its `Referer` and `Host`), when a missed launch explains it. */
   explainCall(referer: string | undefined, host: string | undefined): string | undefined;
 }
 
@@ -49,7 +47,7 @@ const FIX =
 
 export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
   const now = deps.now ?? Date.now;
-  let missed: { path: string; at: number } | undefined;
+  let missedAt: { path: string; at: number } | undefined;
   const warned = new Set<string>();
 
   const message = (path: string) =>
@@ -57,26 +55,14 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
     'answered before kit.authenticated() read it (a static index.html, or a route without ' +
     `kit.authenticated()), so no session started. ${FIX}`;
 
-  function note(req: Request, res: Response): void {
-    // `req.query` parses the query string on every read (Express 5): a URL
-    // without one carries no launch token, and most requests have none.
-    if (
-      req.method === 'GET' &&
-      req.url.includes('?') &&
-      typeof req.query[deps.param] === 'string'
-    ) {
-      res.once('finish', () => {
-        if ((req as unknown as Record<symbol, boolean>)[HANDLED] || res.statusCode >= 300) return;
-        const path = req.path;
-        missed = { path, at: now() };
-        if (warned.size < 100 && !warned.has(path)) {
-          warned.add(path);
-          deps.logger?.warn(
-            { path },
-            `The admin's launch of GET ${path} was answered without kit.authenticated(): no app session started, and the page's calls will get 401 SESSION_REQUIRED. ${FIX}`,
-          );
-        }
-      });
+  function missed(path: string): void {
+    missedAt = { path, at: now() };
+    if (warned.size < 100 && !warned.has(path)) {
+      warned.add(path);
+      deps.logger?.warn(
+        { path },
+        `The admin's launch of GET ${path} was answered without kit.authenticated(): no app session started, and the page's calls will get 401 SESSION_REQUIRED. ${FIX}`,
+      );
     }
   }
 
@@ -91,19 +77,15 @@ export function createLaunchWatch(deps: LaunchWatchDeps): LaunchWatch {
         // Not a URL: nothing to learn from it.
       }
     }
-    if (missed && now() - missed.at < REMEMBER_MS) return message(`GET ${missed.path}`);
+    if (missedAt && now() - missedAt.at < REMEMBER_MS) return message(`GET ${missedAt.path}`);
     return undefined;
   }
 
   return {
-    note,
-    markHandled(req: Request) {
-      (req as unknown as Record<symbol, boolean>)[HANDLED] = true;
-      // A launch that does reach kit.authenticated(): the app is mounted right now.
-      if (typeof req.query[deps.param] === 'string') missed = undefined;
-    },
-    explain(req: Request) {
-      return explainCall(req.get('referer'), req.get('host'));
+    param: deps.param,
+    missed,
+    read() {
+      missedAt = undefined;
     },
     explainCall,
   };

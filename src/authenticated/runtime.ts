@@ -1,21 +1,19 @@
 /**
  * Builds the request-side runtime of a kit in one call (token manager, client
- * factory, session tokens, `authenticated()`), so `src/kit.ts` only wires it.
+ * factory, session tokens, the launch verifier and watch), so the composition
+ * only wires it.
  */
-import type { Request, RequestHandler } from 'express';
 import { NotInstalledError } from '../client/errors.js';
 import { createClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import type { ResolvedClientOptions } from '../client/options.js';
 import type { ResolvedHttpOptions } from '../http/options.js';
-import { startStoreSession } from '../http/session.js';
 import type { ResolvedAuthRouteOptions } from '../install/options.js';
 import type { ResolvedOAuthOptions } from '../oauth/options.js';
 import { requestToken } from '../oauth/token-endpoint.js';
 import { createTokenManager, type RefreshLogger, type TokenManager } from '../refresh/manager.js';
 import type { ResolvedRefreshOptions } from '../refresh/options.js';
 import type { Storage } from '../storage/types.js';
-import { createAuthenticated, sessionTokenHandler } from './index.js';
 import { createLaunchWatch, type LaunchWatch } from './launch-watch.js';
 import type { ResolvedAuthenticatedOptions } from './options.js';
 import {
@@ -33,12 +31,8 @@ export interface ApiRuntime {
   tokens: TokenManager;
   /** `kit.client(storeId)`. */
   client(storeId: string): StoreApiClient;
-  /** `kit.authenticated()`. */
-  authenticated(): RequestHandler;
   /** `kit.sessionToken(storeId)`: an app session token for the embedded frontend. */
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
-  /** Handler for `GET /auth/session-token` (mount behind `authenticated()`). */
-  sessionTokenHandler(): RequestHandler;
   /** The app session token issuer (the Fetch shell's `kit.authenticate` verifies with it). */
   sessionTokens: SessionTokenIssuer;
   /** After a purge or a reinstall: drop cached installation and client. */
@@ -47,7 +41,7 @@ export interface ApiRuntime {
   start(): void;
   /** Stops the sweep and waits for a running pass. */
   close(): Promise<void>;
-  /** Embedded apps: notices admin launches answered without `authenticated()` (`kit.middleware()` mounts it). */
+  /** Embedded apps: notices admin launches answered without `authenticated()`. */
   launchWatch?: LaunchWatch;
   /** Embedded apps: the launch token's parameter and its (single-use) verifier, for both shells. */
   launch?: { param: string; verifier: LaunchVerifier };
@@ -129,25 +123,10 @@ export function createApiRuntime(
   const launchWatch = launch
     ? createLaunchWatch({ param: launch.param, logger: deps.logger })
     : undefined;
-  const authenticated = createAuthenticated({
-    tokens,
-    clients,
-    scopes: config.oauth.scopes,
-    narrowerScopes: config.auth.narrowerScopes,
-    sessionTokens,
-    launch,
-    launchWatch,
-    startSession: (req: Request, storeId: string) => startStoreSession(req, storeId),
-    maxSessionAgeSeconds: config.session.maxAgeSeconds,
-    beginUrl: config.auth.beginUrl,
-    options: config.authenticated,
-    logger: deps.logger,
-  });
   const factory = clients;
   return {
     tokens,
     client: (storeId) => factory.forStore(storeId),
-    authenticated,
     async sessionToken(storeId) {
       // Bound to the current installation: a token never outlives an uninstall. Read
       // without refreshing: minting needs the installation, not a live access token.
@@ -156,7 +135,6 @@ export function createApiRuntime(
       if (!installation) throw new NotInstalledError(storeId);
       return sessionTokens.mint(storeId, { installedAt: installation.installedAt.getTime() });
     },
-    sessionTokenHandler,
     sessionTokens,
     forget(storeId) {
       tokens.invalidate(storeId);

@@ -12,6 +12,7 @@
 import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { createLru } from '../cache/lru.js';
+import { isStoreId } from '../core/store-id.js';
 import { deriveSubkey } from '../crypto/index.js';
 import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
 import {
@@ -42,11 +43,6 @@ const VERIFIED_CACHE_SIZE = 10_000;
  * dropped once its token can no longer be accepted, ~2 minutes).
  */
 const MAX_REMEMBERED_LAUNCHES = 10_000;
-const STORE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
-export function isPlausibleStoreId(v: unknown): v is string {
-  return typeof v === 'string' && STORE_ID_PATTERN.test(v);
-}
 
 /** What a verified app session token says. */
 export interface VerifiedSession {
@@ -157,7 +153,7 @@ export function createSessionTokens(config: {
           // A token cannot claim to live longer than we mint them.
           maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
         });
-        if (!isPlausibleStoreId(payload.sub)) {
+        if (!isStoreId(payload.sub)) {
           throw new SessionTokenError(
             SESSION_TOKEN_INVALID,
             'The app session token names no store.',
@@ -219,7 +215,7 @@ export function createSessionTokens(config: {
 
   return {
     async mint(storeId, { installedAt, authTime }) {
-      if (!isPlausibleStoreId(storeId)) {
+      if (!isStoreId(storeId)) {
         throw new SessionTokenError(
           SESSION_TOKEN_INVALID,
           'Cannot mint a token for that store id.',
@@ -331,7 +327,7 @@ export function createLaunchVerifier(config: {
           err instanceof Error ? { name: err.name } : undefined,
         );
       }
-      if (!isPlausibleStoreId(payload.sub) || typeof payload.jti !== 'string') {
+      if (!isStoreId(payload.sub) || typeof payload.jti !== 'string') {
         throw new SessionTokenError(
           LAUNCH_TOKEN_INVALID,
           'The launch token names no store or has no id.',

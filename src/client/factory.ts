@@ -4,6 +4,7 @@
  * objects, so `kit.client(storeId)` on each request allocates nothing.
  */
 import { createLru } from '../cache/lru.js';
+import { isStoreId, STORE_ID_RULE } from '../core/store-id.js';
 import { StoreAppError } from '../errors/index.js';
 import { createStoreClient, type StoreApiClient } from './index.js';
 import type { ResolvedClientOptions } from './options.js';
@@ -34,8 +35,8 @@ export function createClientFactory(deps: {
   return {
     limiter,
     forStore(storeId) {
-      if (typeof storeId !== 'string' || storeId.length === 0 || storeId.length > 255) {
-        throw new StoreAppError('INVALID_STORE_ID', 'storeId must be a non-empty string.');
+      if (!isStoreId(storeId)) {
+        throw new StoreAppError('INVALID_STORE_ID', `storeId is not a store id: ${STORE_ID_RULE}.`);
       }
       let client = clients.get(storeId);
       if (!client) {

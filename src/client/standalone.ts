@@ -4,6 +4,7 @@
  * token. Same transport as `kit.client()` (pacing, retries, typed errors);
  * loads no database driver, no Express and nothing of the local platform.
  */
+import { isStoreId, STORE_ID_RULE } from '../core/store-id.js';
 import { ConfigError } from '../errors/index.js';
 import { createStoreClient as clientOver, type StoreApiClient } from './index.js';
 import { type ClientOptions, resolveClientOptions } from './options.js';
@@ -76,8 +77,8 @@ export function createStoreClient(options: StandaloneClientOptions): StoreApiCli
   }
   const { apiUrl, storeId, accessToken, getToken, logger, ...clientOptions } =
     options as StandaloneClientOptions & { accessToken?: unknown; getToken?: unknown };
-  if (typeof storeId !== 'string' || storeId.length === 0 || storeId.length > 255) {
-    throw new ConfigError('createStoreClient.storeId', 'must be a non-empty string.');
+  if (!isStoreId(storeId)) {
+    throw new ConfigError('createStoreClient.storeId', `must be a store id (${STORE_ID_RULE}).`);
   }
   if (typeof apiUrl !== 'string') {
     throw new ConfigError(

@@ -10,6 +10,7 @@ import {
   type ResolvedAuthenticatedOptions,
 } from '../authenticated/options.js';
 import { clientOptionsSchema, type ResolvedClientOptions } from '../client/options.js';
+import { routeKey } from '../core/route-path.js';
 import { ConfigError, ConfigErrors } from '../errors/index.js';
 import {
   HEALTH_DEFAULTS,
@@ -22,7 +23,6 @@ import {
   loggerOptionsSchema,
   type ResolvedHttpOptions,
   SESSION_ENV,
-  securityHeadersOptionsSchema,
   sessionOptionsSchema,
 } from '../http/options.js';
 import { authRouteOptionsSchema, type ResolvedAuthRouteOptions } from '../install/options.js';
@@ -41,6 +41,10 @@ import {
   storeScopedTablesNeedBuiltin,
 } from '../purge/options.js';
 import { type ResolvedRefreshOptions, refreshOptionsSchema } from '../refresh/options.js';
+import {
+  type ResolvedSecurityHeadersOptions,
+  securityHeadersOptionsSchema,
+} from '../shells/express/options.js';
 import { validateStoreScopedTables } from '../storage/index.js';
 import {
   checkStorageMode,
@@ -60,16 +64,12 @@ export type { AuthenticatedOptions } from '../authenticated/options.js';
 export type { ClientOptions } from '../client/options.js';
 export { ConfigErrors } from '../errors/index.js';
 export type { HealthOptions } from '../health/options.js';
-export type {
-  EmbeddedOptions,
-  LoggerOptions,
-  SecurityHeadersOptions,
-  SessionOptions,
-} from '../http/options.js';
+export type { EmbeddedOptions, LoggerOptions, SessionOptions } from '../http/options.js';
 export type { AuthRouteOptions } from '../install/options.js';
 export type { OAuthOptions } from '../oauth/options.js';
 export type { PurgeAppOptions } from '../purge/options.js';
 export type { RefreshOptions } from '../refresh/options.js';
+export type { SecurityHeadersOptions } from '../shells/express/options.js';
 export type { ResolvedStorageOptions } from '../storage/options.js';
 export type { WebhookOptions } from '../webhooks/options.js';
 /** `storeApp({ storage })`: database, encryption keys, migrations, pool. */
@@ -155,6 +155,7 @@ export type StoreAppOptions = v.InferInput<Schema>;
 
 export interface ResolvedConfig extends ResolvedHttpOptions {
   environment: string;
+  securityHeaders: ResolvedSecurityHeadersOptions;
   /** Without a trailing slash. */
   appUrl: string;
   oauth: ResolvedOAuthOptions;
@@ -274,10 +275,27 @@ export function resolveConfig(
     (typeof options.environment === 'string' ? options.environment : undefined) ??
     envValue(env, NODE_ENV) ??
     'production';
-  const relaxed = environment === 'development' || environment === 'test';
+  const o = validate(options, env, environment === 'development' || environment === 'test');
+  const clash = clashingRoutes(o);
+  if (clash) {
+    const example = clash.setting === 'health.path' ? ", such as '/healthz'" : '';
+    throw new ConfigError(
+      clash.setting === 'the session-token route' ? 'auth.path' : clash.setting,
+      `is already the path of ${clash.taken} (kit paths match case-insensitively, with or without a trailing slash); choose another${example}.`,
+    );
+  }
+  return resolved(o, environment);
+}
+
+type Parsed = v.InferOutput<Schema>;
+
+/**
+ * One validation pass over the options with the environment overlaid; every
+ * problem found is thrown together (`ConfigErrors`), each naming its setting.
+ */
+function validate(options: StoreAppOptions, env: Env, relaxed: boolean): Parsed {
   const schema = schemaFor(relaxed);
   const { input, settings } = overlayEnvironment(options, env);
-
   const result = v.safeParse(schema, input, PARSE_CONFIG);
   const problems = result.success ? [] : toConfigErrors(schema, result.issues, { settings });
   // The app's tables must match the database's dialect: checked beside the
@@ -290,39 +308,20 @@ export function resolveConfig(
     const all = problems.map((p) => withTypoHint(p, env));
     throw all.length === 1 ? all[0]! : new ConfigErrors(all);
   }
+  return result.output;
+}
 
-  const o = result.output;
-  const healthClash = o.health && clashingRoute(o.health.path, o);
-  if (healthClash) {
-    throw new ConfigError(
-      'health.path',
-      `is already the path of ${healthClash}; choose another, such as '/healthz'.`,
-    );
-  }
+/** The resolved configuration of validated options: defaults and derived values in one place. */
+function resolved(o: Parsed, environment: string): ResolvedConfig {
   const app = new URL(o.appUrl);
   const appPath = app.pathname.replace(/\/+$/, '');
   const secure = app.protocol === 'https:';
   const authUrl = o.oauth.authUrl;
-  const logger = o.logger;
-  const instance = 'instance' in logger ? logger.instance : undefined;
-  const destination = 'destination' in logger ? logger.destination : undefined;
   return {
     environment,
     appUrl: o.appUrl,
     oauth: o.oauth,
-    auth: {
-      path: o.auth.path,
-      callbackPath: o.auth.callbackPath,
-      redirectUri: app.origin + appPath + o.auth.callbackPath,
-      beginUrl: app.origin + appPath + o.auth.path,
-      stateTtlSeconds: o.auth.stateTtlSeconds,
-      bindingCookieName: o.auth.bindingCookieName,
-      beforeInstall: o.auth.beforeInstall,
-      afterInstall: o.auth.afterInstall,
-      narrowerScopes: o.auth.narrowerScopes,
-      maxCallbacksPerSourcePerMinute: o.auth.maxCallbacksPerSourcePerMinute,
-      maxExchangesInFlight: o.auth.maxExchangesInFlight,
-    },
+    auth: resolvedAuth(o.auth, app.origin + appPath),
     storage: o.storage,
     session: {
       secret: o.session.secret,
@@ -341,11 +340,7 @@ export function resolveConfig(
       adminAppUrl: o.embedded.adminAppUrl.replaceAll('{authUrl}', authUrl),
       launchParam: o.embedded.launchParam,
     },
-    logger: {
-      level: logger.level ?? levelOf(instance) ?? (environment === 'test' ? 'silent' : 'info'),
-      instance,
-      destination,
-    },
+    logger: resolvedLogger(o.logger, environment),
     securityHeaders: o.securityHeaders,
     webhooks: o.webhooks,
     client: {
@@ -366,18 +361,57 @@ export function resolveConfig(
   };
 }
 
-/** Which kit route, if any, already answers at `path` (the health route would hide it or be hidden). */
-function clashingRoute(
-  path: string,
-  o: { auth: { path: string; callbackPath: string }; webhooks: { path: string } },
-): string | undefined {
+/** The install routes' settings, with their absolute URLs under the app's. */
+function resolvedAuth(auth: Parsed['auth'], base: string): ResolvedAuthRouteOptions {
+  return {
+    path: auth.path,
+    callbackPath: auth.callbackPath,
+    redirectUri: base + auth.callbackPath,
+    beginUrl: base + auth.path,
+    stateTtlSeconds: auth.stateTtlSeconds,
+    bindingCookieName: auth.bindingCookieName,
+    beforeInstall: auth.beforeInstall,
+    afterInstall: auth.afterInstall,
+    narrowerScopes: auth.narrowerScopes,
+    maxCallbacksPerSourcePerMinute: auth.maxCallbacksPerSourcePerMinute,
+    maxExchangesInFlight: auth.maxExchangesInFlight,
+  };
+}
+
+/** The logger settings: the app's instance, or where a kit-made one writes, and the level. */
+function resolvedLogger(logger: Parsed['logger'], environment: string) {
+  const instance = 'instance' in logger ? logger.instance : undefined;
+  const destination = 'destination' in logger ? logger.destination : undefined;
+  return {
+    level: logger.level ?? levelOf(instance) ?? (environment === 'test' ? 'silent' : 'info'),
+    instance,
+    destination,
+  };
+}
+
+/**
+ * The first two kit routes the one matching rule (case-insensitive, one trailing slash
+ * optional) cannot tell apart: the second's setting and the first's name.
+ */
+function clashingRoutes(o: {
+  auth: { path: string; callbackPath: string };
+  webhooks: { path: string };
+  health?: { path: string } | undefined;
+}): { setting: string; taken: string } | undefined {
   const routes: Array<[string, string]> = [
     [o.auth.path, 'auth.path'],
     [o.auth.callbackPath, 'auth.callbackPath'],
     [`${o.auth.path}/session-token`, 'the session-token route'],
     [o.webhooks.path, 'webhooks.path'],
+    ...(o.health ? [[o.health.path, 'health.path'] as [string, string]] : []),
   ];
-  return routes.find(([p]) => p === path)?.[1];
+  const seen = new Map<string, string>();
+  for (const [path, setting] of routes) {
+    const taken = seen.get(routeKey(path));
+    if (taken !== undefined) return { setting, taken };
+    seen.set(routeKey(path), setting);
+  }
+  return undefined;
 }
 
 const LEVEL_NAMES: ReadonlySet<string> = new Set([

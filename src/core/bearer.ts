@@ -21,3 +21,17 @@ export function isBearerRequest(authorization: string | undefined): boolean {
 export function isBearerScheme(authorization: string | undefined): boolean {
   return authorization !== undefined && /^bearer(\s|$)/i.test(authorization);
 }
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or undefined. The
+ * spelling every client of the kit sends is read without a regex match object;
+ * any other spelling takes the rule itself.
+ */
+export function bearerToken(authorization: string): string | undefined {
+  if (authorization.startsWith('Bearer ')) {
+    const token = authorization.slice(7);
+    // One token, no whitespace around or inside: else the rule decides (and refuses).
+    if (token.length > 0 && !/\s/.test(token)) return token;
+  }
+  return BEARER_TOKEN.exec(authorization)?.[1];
+}

@@ -6,7 +6,11 @@
  * (Node `req`/`res`, no `Request` object built on the fast path) and `src/shells/fetch`
  * (`Request` → `Response`: Hono, Bun, Deno, Next.js route handlers).
  *
- * Nothing here may import Express, `node:http` or a database driver.
+ * `src/core/` is the floor of the request path: the request and response shapes, the
+ * route table and its one matching rule, the protocol rules every answer follows
+ * (the 401 challenge, the security-header set, the store-id rule, bearer parsing) and
+ * the session-store port. It imports no feature module, no framework, no `node:http`
+ * and no database driver.
  */
 import type { Logger } from 'pino';
 
@@ -29,10 +33,18 @@ export interface CoreRequest {
   /** True when the request carried a Cookie header at all. */
   readonly hasCookies: boolean;
   /**
-   * The raw body, read once and kept. Rejects with `CoreBodyError` past `maxBytes`
-   * or when the client stops sending for `timeoutMs`.
+   * The body-reading port. The raw body, read once and kept: rejects with
+   * `CoreBodyError` past `maxBytes` (declared or read), when the whole body has not
+   * arrived within `timeoutMs`, when the client went away, or when something
+   * before the kit consumed it.
    */
   body(maxBytes: number, timeoutMs: number): Promise<Uint8Array>;
+  /**
+   * The body will not be read (or not to its end): the shell gets rid of what is
+   * left without holding it, draining a small one to keep the connection or
+   * closing the connection after the answer (Express), cancelling the stream (Fetch).
+   */
+  refuseBody(): void;
   /** The client's address as the shell trusts it (Express: `req.ip` under `trust proxy`). */
   readonly remoteAddress: string | undefined;
   /** The browser session (a cookie bound to a server-side row). */
@@ -41,10 +53,13 @@ export interface CoreRequest {
   readonly log: Logger;
 }
 
-/** Why a body could not be read. The core maps each to a status (413, 408, 400). */
+/**
+ * Why a body could not be read. The core maps each to a status (413, 408, 400;
+ * `consumed`: a parser before the kit read it and kept no copy, 500).
+ */
 export class CoreBodyError extends Error {
   constructor(
-    readonly reason: 'too_large' | 'timeout' | 'aborted',
+    readonly reason: 'too_large' | 'timeout' | 'aborted' | 'consumed',
     message: string,
   ) {
     super(message);
@@ -64,6 +79,8 @@ export interface CoreSessionData {
  * signed cookie format and the same session store, so both shells share sessions.
  */
 export interface CoreSession {
+  /** The request carried a session cookie (valid or not): it presented credentials. */
+  readonly presented: boolean;
   /** The session's data, or undefined when the request has no (valid) session. */
   read(): Promise<CoreSessionData | undefined>;
   /** Records `authAt` on a session that was bound before sessions carried it. */
@@ -92,7 +109,11 @@ export type CoreBody =
   | { kind: 'html'; value: string }
   | { kind: 'text'; value: string };
 
-/** What to answer: a shell writes it as it is, adding only its own headers (security headers). */
+/**
+ * What to answer: a shell writes it as it is. `connection: close` in `headers` asks the
+ * shell to close the connection once the answer is written (a Fetch server decides
+ * that itself).
+ */
 export interface CoreResponse {
   status: number;
   /** Lower-case header names. A page's CSP is complete here (it includes frame-ancestors). */

@@ -6,7 +6,6 @@
  * codes and failure reasons; no store id, token, URL or error message.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
 import { BEARER_TOKEN } from '../core/bearer.js';
 import { type CoreHandler, respond } from '../core/http.js';
 import { StorageError, type StorageFailureReason } from '../errors/index.js';
@@ -88,11 +87,9 @@ export interface HealthCheck {
   /** The current report; reused for `cacheMs`, one check at a time. */
   report(): Promise<HealthReport>;
   /**
-   * `GET` handler: 200 or 503, never cached by proxies. The body is the report
-   * when `detail` is `'public'` or the request bears `token`; else only `{ status }`.
+   * The route (both shells): 200 or 503, never cached by proxies. The body is the
+   * report when `detail` is `'public'` or the request bears `token`; else only `{ status }`.
    */
-  handler(): (req: Request, res: Response) => Promise<void>;
-  /** The same route as a core handler (the Fetch shell's `kit.fetch`). */
   coreHandler(): CoreHandler;
 }
 
@@ -206,13 +203,6 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
 
   return {
     report,
-    handler() {
-      const answer = answerFor();
-      return async function storeAppHealth(req: Request, res: Response): Promise<void> {
-        const a = await answer(() => req.get('authorization'));
-        res.status(a.status).set('Cache-Control', 'no-store').json(a.body);
-      };
-    },
     coreHandler() {
       const answer = answerFor();
       return async function storeAppHealth(req) {

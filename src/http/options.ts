@@ -1,10 +1,11 @@
 /**
- * Options of the HTTP layer: session, embedding, logger and security headers.
+ * Options of the HTTP layer: session, embedding and logger (the security headers'
+ * options are the Express shell's: src/shells/express/options.ts).
  */
-import type { Store } from 'express-session';
-import type { HelmetOptions } from 'helmet';
+
 import type { DestinationStream, LevelWithSilent, Logger } from 'pino';
 import * as v from 'valibot';
+import type { CallbackSessionStore } from '../core/session-store.js';
 import { boolean, cookieName, httpUrl, integer, required } from '../options/index.js';
 
 /** Environment variables backing HTTP options. */
@@ -66,7 +67,7 @@ export const sessionOptionsSchema = v.strictObject({
    * @default undefined (sessions live in the storage adapter)
    */
   store: v.optional(
-    v.custom<Store>(
+    v.custom<CallbackSessionStore>(
       (value) =>
         typeof value === 'object' &&
         value !== null &&
@@ -222,38 +223,6 @@ export const loggerOptionsSchema = v.union(
 
 export type LoggerOptions = v.InferInput<typeof loggerOptionsSchema>;
 
-export const securityHeadersOptionsSchema = v.strictObject({
-  /**
-   * Set helmet's headers on every response passing through `kit.middleware()`.
-   * @default true
-   */
-  enabled: v.optional(boolean(), true),
-  /**
-   * Extra helmet options merged over the kit's (the kit's `frame-ancestors` is kept).
-   * @default {}
-   */
-  /**
-   * `'protected'`: CSP `frame-ancestors` (the admin origin when embedded, else
-   * `'none'` plus `X-Frame-Options: DENY`) is always sent, whatever `helmet`
-   * says. `'unprotected'`: neither is sent (your proxy sets them); the kit
-   * logs a warning at start.
-   * @default 'protected'
-   */
-  framing: v.optional(
-    v.picklist(['protected', 'unprotected'], "must be 'protected' or 'unprotected'."),
-    'protected',
-  ),
-  helmet: v.optional(
-    v.custom<HelmetOptions>(
-      (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
-      'must be an object of helmet options.',
-    ),
-    () => ({}),
-  ),
-});
-
-export type SecurityHeadersOptions = v.InferInput<typeof securityHeadersOptionsSchema>;
-
 export interface ResolvedHttpOptions {
   session: {
     secret: string[];
@@ -264,7 +233,7 @@ export interface ResolvedHttpOptions {
     sameSite: 'none' | 'lax';
     partitioned: boolean;
     /** The app's own express-session store; undefined: the storage adapter's sessions. */
-    store?: Store | undefined;
+    store?: CallbackSessionStore | undefined;
   };
   embedded: {
     enabled: boolean;
@@ -276,10 +245,5 @@ export interface ResolvedHttpOptions {
     level: LevelWithSilent;
     instance: Logger | StoreAppLogger | undefined;
     destination: DestinationStream | undefined;
-  };
-  securityHeaders: {
-    enabled: boolean;
-    helmet: HelmetOptions;
-    framing: 'protected' | 'unprotected';
   };
 }

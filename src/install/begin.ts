@@ -4,10 +4,11 @@
  * cookie and redirects to the platform's authorize page.
  */
 import type { CoreHandler } from '../core/http.js';
+import { frameAncestors } from '../core/security-headers.js';
+import { isStoreId } from '../core/store-id.js';
+import { isStorageFailure } from '../errors/index.js';
 import { normalizeRedirectTarget } from '../http/redirect-target.js';
-import { frameAncestors } from '../http/security-headers.js';
-import { isStoreId } from './callback-outcomes.js';
-import { type InstallContext, isStorageFailure, readQuery } from './context.js';
+import { type InstallContext, readQuery } from './context.js';
 import { INSTALL_ERROR_CODES as E } from './errors.js';
 import { breakoutResponse } from './pages.js';
 

@@ -6,6 +6,7 @@
  * answers from: status, error code, and what happens to the pending-install
  * cookie. Nothing here reads a clock, a database or a request.
  */
+import { isStoreId } from '../core/store-id.js';
 import { INSTALL_ERROR_CODES as E, type InstallErrorCode } from './errors.js';
 import type { PendingInstall } from './pending-cookie.js';
 
@@ -74,13 +75,6 @@ export function outcomeRow(o: CallbackOutcome): CallbackOutcomeRow {
   }
   if (o.kind === 'storage_down') return { ...CALLBACK_OUTCOMES.storage_down, binding: o.binding };
   return CALLBACK_OUTCOMES[o.kind];
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a store id the platform could have issued (a UUID). */
-export function isStoreId(v: string | undefined | null): v is string {
-  return typeof v === 'string' && UUID.test(v);
 }
 
 /** What the callback knows before it touches anything. */

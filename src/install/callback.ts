@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CoreHandler, CoreRequest, CoreResponse } from '../core/http.js';
+import { isStorageFailure } from '../errors/index.js';
 import { storeLogger } from '../http/logger.js';
 import { INVALID_CLIENT, INVALID_GRANT, OAuthError } from '../oauth/errors.js';
 import { OAUTH_ENV } from '../oauth/options.js';
@@ -21,7 +22,7 @@ import {
   type Grant,
   outcomeRow,
 } from './callback-outcomes.js';
-import { type InstallContext, isStorageFailure, readQuery, redirectTo } from './context.js';
+import { type InstallContext, readQuery, redirectTo } from './context.js';
 import type { PageInput } from './pages.js';
 import { type PendingInstall, STATE_CLAIM_NAMESPACE } from './pending-cookie.js';
 
@@ -51,24 +52,44 @@ export function createInstallCallback(ctx: InstallContext): CoreHandler {
     if (decided.kind !== 'proceed') return answer(ctx, req.log, decided, remaining);
     // Anyone can get a valid entry from GET /auth: bound what its callbacks cost (claim
     // rows, token requests under our client credentials) before any of it happens.
-    const slot = ctx.limits.take(req.remoteAddress ?? 'unknown');
+    const slot = await ctx.limits.take(req.remoteAddress);
     if ('retryAfterSeconds' in slot) {
       req.log.warn(
         { event: 'install.rate_limited', retryAfterSeconds: slot.retryAfterSeconds },
-        'install: callback refused (too many from this address, or exchanges in flight)',
+        'install: callback refused (too many failed callbacks from this address, or exchanges in flight)',
       );
       const { retryAfterSeconds } = slot;
       const storeId = decided.entry.storeId ?? decided.queryStore;
       return answer(ctx, req.log, { kind: 'rate_limited', retryAfterSeconds, storeId }, remaining);
     }
+    let failed = true;
     try {
-      const r = await answer(ctx, req.log, await complete(ctx, req, decided), remaining);
-      return { ...r, onClose: slot.release };
+      const outcome = await complete(ctx, req, decided);
+      failed = countsAsFailure(outcome);
+      const r = await answer(ctx, req.log, outcome, remaining);
+      return { ...r, onClose: () => slot.release(failed) };
     } catch (err) {
-      slot.release();
+      slot.release(failed);
       throw err;
     }
   };
+}
+
+/**
+ * Whether an outcome spends its source's callback budget: a failed exchange or a
+ * refusal after the limit does; an exchange that went through does not (whatever the
+ * hooks then did), nor does the app's own database failing.
+ */
+function countsAsFailure(outcome: CallbackOutcome): boolean {
+  switch (outcome.kind) {
+    case 'installed':
+    case 'before_hook_failed':
+    case 'after_hook_failed':
+    case 'storage_down':
+      return false;
+    default:
+      return true;
+  }
 }
 
 /** A storage step: its value, or `storage_down` when the database is unreachable. */

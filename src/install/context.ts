@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { CoreCookie, CoreRequest, CoreResponse } from '../core/http.js';
-import { STORAGE_RETRY_AFTER_SECONDS, StoreAppError } from '../errors/index.js';
+import { STORAGE_RETRY_AFTER_SECONDS } from '../errors/index.js';
 import type { ResolvedHttpOptions } from '../http/options.js';
 import { buildAuthorizeUrl } from '../oauth/authorize-url.js';
 import type { ResolvedOAuthOptions } from '../oauth/options.js';
@@ -79,6 +79,17 @@ export interface InstallContext {
   storageDown(log: Logger, err: unknown, retryUrl: string): CoreResponse;
 }
 
+/**
+ * How to give the install callback its client's address (`kit.fetch` gets none from
+ * a `Request`): said when a callback arrives without one.
+ */
+export const NO_ADDRESS_FIX =
+  "Pass the client's address to kit.fetch(request, { remoteAddress }): the runtime's " +
+  '(Hono on Node: c.env.incoming.socket.remoteAddress; Bun: server.requestIP(request); ' +
+  'Deno: info.remoteAddr.hostname), or behind a reverse proxy the address your trusted ' +
+  'proxy reports (e.g. the last hop it appends to X-Forwarded-For), so each caller has ' +
+  'its own install-callback budget (docs/runtimes.md).';
+
 /** Longest query value accepted; real states, codes and ids are far shorter. */
 const MAX_QUERY_VALUE = 2048;
 
@@ -94,10 +105,6 @@ export function readQuery(req: CoreRequest): Record<string, string> | null {
     out[k] = v;
   }
   return out;
-}
-
-export function isStorageFailure(err: unknown): boolean {
-  return err instanceof StoreAppError && err.code === 'STORAGE_UNAVAILABLE';
 }
 
 /** Builds the shared install state from the kit's resolved settings. */
@@ -124,6 +131,11 @@ export function createInstallContext(deps: InstallRoutesDeps): InstallContext {
     limits: createCallbackLimits({
       perSourcePerMinute: config.auth.maxCallbacksPerSourcePerMinute,
       inFlight: config.auth.maxExchangesInFlight,
+      onSharedOverBudget: (failed) =>
+        deps.logger.warn(
+          { event: 'install.shared_budget', failed, setting: 'remoteAddress' },
+          `install: ${failed} callbacks without a client address failed within a minute; they now go through one at a time. ${NO_ADDRESS_FIX}`,
+        ),
     }),
     beginUrlFor(storeId, returnTo = null) {
       const u = new URL(config.auth.beginUrl);

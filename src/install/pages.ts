@@ -3,7 +3,6 @@
  * is escaped; no page ever shows a code, state, token or secret.
  */
 import { randomBytes } from 'node:crypto';
-import type { Response } from 'express';
 import type { CoreResponse } from '../core/http.js';
 
 export function escapeHtml(s: string): string {
@@ -71,12 +70,6 @@ ${body}
 `;
 }
 
-/** The frame-ancestors directive the response already carries (helmet's), if any. */
-export function existingAncestors(res: Response): string | undefined {
-  const existing = res.getHeader('content-security-policy');
-  return typeof existing === 'string' ? /frame-ancestors[^;]*/.exec(existing)?.[0] : undefined;
-}
-
 /** The `frame-ancestors` directive for these sources (undefined: none). */
 export function ancestorsDirective(
   frameAncestors: readonly string[] | undefined,
@@ -125,17 +118,6 @@ ${retry}<p class="code">Error code: <code>${escapeHtml(page.code)}</code></p>`;
   );
 }
 
-/** `pageResponse` written to Express's `res`, keeping the frame-ancestors helmet set. */
-export function sendPage(res: Response, page: PageInput): void {
-  writeHtml(res, renderPage(page, existingAncestors(res)));
-}
-
-function writeHtml(res: Response, r: CoreResponse): void {
-  res.status(r.status);
-  for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
-  res.type('html').send(r.body.kind === 'html' ? r.body.value : '');
-}
-
 /**
  * Leaves the admin iframe: the authorize page must open at top level, where
  * the SameSite=Lax binding cookie is first-party (a partitioned iframe cookie
@@ -154,11 +136,6 @@ export function breakoutResponse(topUrl: string, frameAncestors: readonly string
     layout('Continue to install', body, nonce, 'info'),
     pageCsp(nonce, true, ancestorsDirective(frameAncestors)),
   );
-}
-
-/** `breakoutResponse` written to Express's `res`. */
-export function sendBreakout(res: Response, topUrl: string, frameAncestors: string[]): void {
-  writeHtml(res, breakoutResponse(topUrl, frameAncestors));
 }
 
 /** What the merchant is told on the re-authorisation page, by the reason's code. */
@@ -219,9 +196,4 @@ export function renderReauthorize(
     layout(reason.title, body, nonce, 'info'),
     pageCsp(nonce, true, ancestors),
   );
-}
-
-/** `reauthorizeResponse` written to Express's `res`, keeping the frame-ancestors helmet set. */
-export function sendReauthorize(res: Response, input: { url: string; code: string }): void {
-  writeHtml(res, renderReauthorize(input, existingAncestors(res)));
 }

@@ -4,11 +4,13 @@
  * Used by the purge outbox of the built-in `app.uninstalled` handler and by
  * the app. Never by an error answer from the platform (token_revoked flags).
  */
+
+import type { MinimalLogger } from '../core/logger.js';
+import { isStoreId, STORE_ID_RULE } from '../core/store-id.js';
 import { parseOptions } from '../options/index.js';
 import { validateStoreScopedTables } from '../storage/index.js';
 import type { Dialect, PurgeResult, Storage } from '../storage/types.js';
 import { ATTR, countPurge, inSpan, SPAN } from '../telemetry/index.js';
-import type { MinimalLogger } from '../webhooks/types.js';
 import {
   type PurgeAppOptions,
   purgeAppOptionsSchema,
@@ -76,8 +78,10 @@ export function createPurge(deps: {
   const inFlight = new Map<string, Promise<PurgeResult>>();
 
   return function purge(storeId, runOptions = {}) {
-    if (typeof storeId !== 'string' || storeId.length === 0) {
-      return Promise.reject(new TypeError('purge(storeId): storeId must be a non-empty string'));
+    if (!isStoreId(storeId)) {
+      return Promise.reject(
+        new TypeError(`purge(storeId): storeId is not a store id (${STORE_ID_RULE})`),
+      );
     }
     const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}\n${runOptions.sweep === true}`;
     const running = inFlight.get(key);

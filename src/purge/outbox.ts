@@ -25,9 +25,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOutageBackoff } from '../background/outage-backoff.js';
+import type { MinimalLogger } from '../core/logger.js';
 import { StoreAppError } from '../errors/index.js';
 import type { PendingPurge, PendingPurgeRepository } from '../storage/types.js';
-import type { MinimalLogger } from '../webhooks/types.js';
 import type { PurgeFunction } from './index.js';
 
 export interface PurgeOutbox {

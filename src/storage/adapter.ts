@@ -32,7 +32,7 @@ import {
   type SqliteDriver,
 } from './sqlite-drivers.js';
 import type { AnyDrizzle, Dialect } from './types.js';
-import { DATABASE_URL_SETTING, type DatabaseTarget } from './url.js';
+import { DATABASE_URL_SETTING } from './url.js';
 
 /** The Drizzle type the shared code is checked against (Postgres has the same surface). */
 export type Db = BetterSQLite3Database;
@@ -386,26 +386,20 @@ async function loadPostgresDriver() {
   });
 }
 
-/**
- * Opens the database of `target`. Only the configured dialect's driver is
- * imported, so a SQLite app never loads `pg` and a Postgres app needs no
- * native SQLite build; a driver that is not installed fails here, at start.
- */
-export async function openAdapter(
-  target: DatabaseTarget,
+/** A SQLite database (its driver loaded on demand). */
+export async function openSqliteAdapter(
+  filename: string,
   options: AdapterOptions,
 ): Promise<DialectAdapter> {
-  switch (target.dialect) {
-    case 'sqlite':
-      return openSqlite(await loadSqliteDriver(), target.filename, options);
-    case 'postgres':
-      return openPostgres(await loadPostgresDriver(), target.url, options);
-    case 'mysql': {
-      // Imported here, not at the top: only a MySQL app loads the MySQL code.
-      const { loadMysqlDriver, openMysql } = await import('./mysql.js');
-      return openMysql(await loadMysqlDriver(), target.url, options);
-    }
-  }
+  return openSqlite(await loadSqliteDriver(), filename, options);
+}
+
+/** A Postgres database (its driver loaded on demand). */
+export async function openPostgresAdapter(
+  url: string,
+  options: AdapterOptions,
+): Promise<DialectAdapter> {
+  return openPostgres(await loadPostgresDriver(), url, options);
 }
 
 type LoadedSqlite = Awaited<ReturnType<typeof loadSqliteDriver>>;

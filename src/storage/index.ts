@@ -6,10 +6,10 @@
 import type { Logger } from 'pino';
 import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
-import { openAdapter } from './adapter.js';
 import { type BuiltinStorageAdapter, createBuiltinAdapter } from './builtin.js';
 import type { StorageAdapter } from './contract.js';
 import { DEFAULT_STORAGE_TIMEOUT_MS } from './deadline.js';
+import { openAdapter } from './open.js';
 import { sealStorage } from './sealed.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';

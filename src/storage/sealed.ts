@@ -169,7 +169,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
         adapter.purgeOutbox.recordFailure(eventId, nextAttemptAt, errorCode.slice(0, 64)),
       complete: (eventId, sweepAt) => adapter.purgeOutbox.complete(eventId, sweepAt),
     },
-    sessionStore(storeOptions) {
+    sessions(storeOptions) {
       const store = new AdapterSessionStore(adapter.sessions, storeOptions, options.logger);
       sessionStores.add(store);
       return store;

@@ -1,7 +1,7 @@
 /**
  * The built-in storage's session operations on the kit's sessions table.
  * Rows carry the session's store id so a purge can delete a store's sessions.
- * The express-session glue is ./session-store.ts (on any adapter).
+ * The session-store port over them is ./session-store.ts (on any adapter).
  */
 import { and, eq, gt, lte } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';

@@ -1,7 +1,7 @@
 /**
  * The storage every other module of the kit codes against: ./sealed.ts builds
  * it on any StorageAdapter (./contract.ts, the public seam), adding token
- * encryption, input checks and the express-session store.
+ * encryption, input checks and the session store.
  *
  * Rules:
  * - Tokens are encrypted before they reach the adapter and decrypted after
@@ -10,7 +10,8 @@
  * - A database failure throws StorageError (src/errors), never returns null.
  * - Every method is safe to call from several processes on one database.
  */
-import type { Store as SessionStore } from 'express-session';
+
+import type { KitSessionStore } from '../core/session-store.js';
 import type {
   PendingPurgeEntry,
   PendingPurgeLease,
@@ -181,10 +182,10 @@ export interface WebhookRepository {
   pruneDeliveries(before: Date): Promise<number>;
 }
 
-/** Options of `Storage.sessionStore()`. */
+/** Options of `Storage.sessions()`. */
 export interface SessionStoreOptions {
   /**
-   * Lifetime of a session whose cookie has no expiry, in milliseconds.
+   * Lifetime of a session stored without one, in milliseconds.
    * @default 86_400_000 (1 day)
    */
   defaultTtlMs?: number;
@@ -207,8 +208,14 @@ export interface Storage {
   readonly webhooks: WebhookRepository;
   /** The purge outbox (see PendingPurgeRepository). */
   readonly pendingPurges: PendingPurgeRepository;
-  /** An express-session store on the same database (never MemoryStore). */
-  sessionStore(options?: SessionStoreOptions): SessionStore;
+  /**
+   * The browser sessions on the same database (never MemoryStore), as the kit's
+   * session-store port; the Express shell adapts it to express-session.
+   */
+  sessions(options?: SessionStoreOptions): KitSessionStore & {
+    /** Deletes expired sessions now. Returns how many. */
+    prune(now?: Date): Promise<number>;
+  };
   /**
    * One transaction across kit and app tables (built-in dialects; a custom
    * adapter rejects with ConfigError). On SQLite, transactions are

@@ -20,7 +20,6 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Instrumentation scope of the kit's tracer and meter. */
 export const INSTRUMENTATION_SCOPE = 'store-app-kit';
@@ -232,32 +231,46 @@ async function inRecordingSpan<T>(
   }
 }
 
+/** What `traceHandler` reads of an answer: its status, and when it is done with. */
+interface TracedAnswer {
+  status: number;
+  /** Chained: the span ends when the answer is finished or its connection closed. */
+  onClose?: () => void;
+}
+
 /**
- * Wraps an Express handler in a span that ends when the response is sent (or
- * the connection closes). A status of 400 or more marks it failed, with the
- * `error.type` the handler recorded (`recordError`) or the status. Failures
- * are counted by `recordError`, so without a provider this adds nothing per
- * request but one no-op span.
+ * Runs a kit route's handler inside a span that ends when its answer is finished (or
+ * the connection closed). A status of 400 or more marks it failed, with the
+ * `error.type` the handler recorded (`recordError`) or the status. Failures are
+ * counted by `recordError`, so without a provider this adds nothing per request but
+ * one no-op span. The core route wrapper calls it, so both shells emit the same spans.
  */
-export function spanHandler(name: string, handler: RequestHandler): RequestHandler {
-  return function tracedHandler(req: Request, res: Response, next: NextFunction) {
-    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL });
-    if (!span.isRecording()) return handler(req, res, next);
-    span.setAttribute(ATTR.httpMethod, req.method);
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      const status = res.statusCode;
-      span.setAttribute(ATTR.httpStatus, status);
-      if (!res.writableFinished) failSpan(span, 'aborted');
-      else if (status >= 400) failSpan(span, handlerErrors.get(span) ?? String(status));
+export function traceHandler<R extends TracedAnswer>(
+  name: string,
+  method: string,
+  fn: () => Promise<R>,
+): Promise<R> {
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL });
+  if (!span.isRecording()) return fn();
+  span.setAttribute(ATTR.httpMethod, method);
+  const run = context.with(trace.setSpan(context.active(), span), fn);
+  return run.then(
+    (r) => {
+      span.setAttribute(ATTR.httpStatus, r.status);
+      if (r.status >= 400) failSpan(span, handlerErrors.get(span) ?? String(r.status));
+      const previous = r.onClose;
+      r.onClose = () => {
+        previous?.();
+        span.end();
+      };
+      return r;
+    },
+    (err: unknown) => {
+      failSpan(span, errorType(err));
       span.end();
-    };
-    res.once('finish', end);
-    res.once('close', end);
-    return context.with(trace.setSpan(context.active(), span), () => handler(req, res, next));
-  };
+      throw err;
+    },
+  );
 }
 
 export { SpanKind };

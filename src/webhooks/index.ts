@@ -1,13 +1,13 @@
 /**
  * The webhooks module as the kit composes it: registry (`kit.webhooks`),
- * processor (dedupe + handlers + purge) and the Express receiver that
- * `kit.middleware()` mounts at `options.path`.
+ * processor (dedupe + handlers + purge) and the receiver pipeline
+ * (./pipeline.ts) the route table mounts at `options.path` on both shells.
  */
-import type { RequestHandler } from 'express';
+import type { CoreHandler } from '../core/http.js';
 import type { PurgeFunction } from '../purge/index.js';
 import { createPurgeOutbox, type PurgeOutbox } from '../purge/outbox.js';
 import type { Storage } from '../storage/types.js';
-import { ATTR, annotateActive, SPAN, spanHandler } from '../telemetry/index.js';
+import { ATTR, annotateActive } from '../telemetry/index.js';
 import {
   createWebhookProcessor,
   createWebhookRegistry,
@@ -15,7 +15,7 @@ import {
   type WebhookRegistry,
 } from './handlers.js';
 import type { ResolvedWebhookOptions } from './options.js';
-import { createWebhookReceiver } from './receiver.js';
+import { createWebhookCore } from './pipeline.js';
 import { recordGateFor } from './record-gate.js';
 import type { MinimalLogger } from './types.js';
 
@@ -28,7 +28,8 @@ export {
   WEBHOOK_SECRET_ENV,
   type WebhookOptions,
 } from './options.js';
-export { BODY_ALREADY_CONSUMED_FIX, createWebhookReceiver, keepRawBody } from './receiver.js';
+export { BODY_ALREADY_CONSUMED_FIX, createWebhookCore } from './pipeline.js';
+export { keepRawBody } from './raw-body.js';
 export type * from './types.js';
 export {
   parsePayload,
@@ -44,8 +45,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 export interface KitWebhooks {
   /** `kit.webhooks`: register handlers. */
   api: WebhookRegistry;
-  /** Mount with `router.all(path, receiver)`. */
-  receiver: RequestHandler;
+  /** The receiver pipeline, a core handler (the route table mounts it at `path`). */
+  handler: CoreHandler;
   /** Dedupe, handlers and purge of a verified event (the Fetch shell's receiver calls it). */
   process: WebhookProcessor;
   path: string;
@@ -113,18 +114,15 @@ export function createWebhooks(deps: {
     }
     return outcome;
   };
-  const receiver = spanHandler(
-    SPAN.webhook,
-    createWebhookReceiver({
-      options,
-      process: processAndPrune,
-      ...(logger ? { logger } : {}),
-      ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
-    }),
-  );
+  const handler = createWebhookCore({
+    options,
+    process: processAndPrune,
+    ...(logger ? { logger } : {}),
+    ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
+  });
   const api: WebhookRegistry = {
     on: registry.on.bind(registry) as WebhookRegistry['on'],
     topics: registry.topics.bind(registry),
   };
-  return { api, receiver, process: processAndPrune, path: options.path };
+  return { api, handler, process: processAndPrune, path: options.path };
 }

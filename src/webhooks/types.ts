@@ -90,10 +90,4 @@ export type WebhookHandler<P = GenericWebhookPayload> = (
   context: WebhookHandlerContext,
 ) => Promise<void> | void;
 
-type LogFn = (obj: object, msg?: string) => void;
-/** The slice of a pino logger the webhook and purge modules use. */
-export interface MinimalLogger {
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-}
+export type { MinimalLogger } from '../core/logger.js';

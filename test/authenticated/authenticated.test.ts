@@ -10,17 +10,16 @@ import session from 'express-session';
 import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createAuthenticated,
-  createLaunchVerifier,
-  createSessionTokens,
-  sessionTokenHandler,
-} from '../../src/authenticated/index.js';
+import { createLaunchVerifier, createSessionTokens } from '../../src/authenticated/index.js';
 import { resolveAuthenticatedOptions } from '../../src/authenticated/options.js';
 import { createClientFactory } from '../../src/client/factory.js';
 import { resolveClientOptions } from '../../src/client/options.js';
 import { StorageError } from '../../src/errors/index.js';
 import type { TokenManager } from '../../src/refresh/manager.js';
+import {
+  createAuthenticated,
+  sessionTokenHandler,
+} from '../../src/shells/express/authenticated.js';
 import type { Installation } from '../../src/storage/types.js';
 import { createFixture, type Fixture } from '../client/setup.js';
 

@@ -7,10 +7,10 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { type AuthDecision, createAuthenticate } from '../../src/authenticated/authenticate.js';
 import { createSessionTokens, SessionTokenError } from '../../src/authenticated/index.js';
 import { NotInstalledError } from '../../src/client/errors.js';
 import type { StoreApiClient } from '../../src/client/index.js';
-import { type AuthDecision, createAuthenticate } from '../../src/core/authenticate.js';
 import type { CoreRequest, CoreResponse, CoreSessionData } from '../../src/core/http.js';
 import { StorageError } from '../../src/errors/index.js';
 import { RefreshClientRejectedError } from '../../src/refresh/errors.js';
@@ -55,9 +55,11 @@ function request(f: Fake) {
     cookie: () => undefined,
     hasCookies: false,
     body: async () => new Uint8Array(0),
+    refuseBody: () => {},
     remoteAddress: undefined,
     log: pino({ level: 'silent' }),
     session: {
+      presented: false,
       read: async () =>
         data?.storeId === undefined ? undefined : { storeId: data.storeId, authAt: data.authAt },
       touchAuthAt: async (at) => {

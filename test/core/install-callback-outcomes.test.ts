@@ -65,8 +65,8 @@ describe('decideCallback: the outcomes decided from the request alone', () => {
     ['no code', { query: { state: 's' }, hasBindingCookie: true, entry }, 'missing_params'],
     ['no state', { query: { code: 'c' }, hasBindingCookie: true, entry }, 'missing_params'],
     [
-      'store id not a UUID',
-      { query: { ...ok, store_id: 'x' }, hasBindingCookie: true, entry },
+      'store id malformed',
+      { query: { ...ok, store_id: 'x/../y' }, hasBindingCookie: true, entry },
       'store_id_invalid',
     ],
     [

@@ -8,11 +8,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { CoreSession } from '../../src/core/http.js';
-import { createWebhookCore } from '../../src/core/webhook-receiver.js';
 import { StorageError } from '../../src/errors/index.js';
 import { toCoreRequest } from '../../src/shells/fetch/adapter.js';
 import type { WebhookProcessor } from '../../src/webhooks/handlers.js';
 import { resolveWebhookOptions } from '../../src/webhooks/options.js';
+import { createWebhookCore } from '../../src/webhooks/pipeline.js';
 import { newSecret, signDelivery } from '../webhooks/fixtures.js';
 
 const secret = newSecret();
@@ -88,5 +88,37 @@ describe('core webhook receiver', () => {
     expect((await r(delivery({ 'content-type': 'text/plain' }))).status).toBe(415);
     expect((await r(delivery({ 'webhook-signature': 'v1,AAAA' }))).status).toBe(401);
     expect(ran).toBe(0);
+  });
+
+  it('the order of checks: an unsigned delivery declaring 100 MiB is refused as unsigned, its body refused unread', async () => {
+    let refused = 0;
+    let read = 0;
+    const req = {
+      ...delivery({ 'content-length': String(100 * 1024 * 1024) }),
+      // The shell's body port: the pipeline never reads, it asks the shell to refuse.
+      body: async () => {
+        read++;
+        return new Uint8Array(0);
+      },
+      refuseBody: () => {
+        refused++;
+      },
+    };
+    const unsigned = new Proxy(req, {
+      get: (t, k) =>
+        k === 'header'
+          ? (name: string) => (name.startsWith('webhook-') ? undefined : t.header(name))
+          : t[k as keyof typeof t],
+    });
+    const r = await receiver(async () => 'processed')(unsigned);
+    expect(r.status).toBe(400);
+    expect(JSON.parse((r.body as { value: string }).value).code).toBe('MISSING_HEADERS');
+    expect(refused).toBe(1);
+    expect(read).toBe(0);
+    // Signed, the same declared size is refused for its size, still unread.
+    const signed = await receiver(async () => 'processed')(req);
+    expect(signed.status).toBe(413);
+    expect(refused).toBe(2);
+    expect(read).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser, begin, type Harness, SCOPES, startHarness } from '../install/harness.js';
 
@@ -95,7 +96,7 @@ describe.each([
     const ofB = (await h.kit.installations.get(b))!;
     // A row for A holding B's grant (a mixed-up restore, a bug upstream): never installed
     // through the kit, so nothing of A is cached.
-    await h.kit.storage.installations.upsert(a, {
+    await internalsOf(h.kit).storage.installations.upsert(a, {
       accessToken: ofB.accessToken,
       refreshToken: ofB.refreshToken,
       accessTokenExpiresAt: ofB.accessTokenExpiresAt,

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { generateKey } from '../../src/crypto/index.js';
 import type { ConfigError } from '../../src/errors/index.js';
@@ -90,13 +91,13 @@ describe('health endpoint on a kit', () => {
 
     it('reports pending purges and the last refresh failure without naming the store, a token or a URL', async () => {
       const gone = randomUUID();
-      await h.kit.storage.pendingPurges.add({
+      await internalsOf(h.kit).storage.pendingPurges.add({
         eventId: `evt_${randomUUID()}`,
         storeId: gone,
         eventAt: new Date(),
       });
-      await h.kit.storage.pendingPurges.recordFailure(
-        (await h.kit.storage.pendingPurges.list())[0]!.eventId,
+      await internalsOf(h.kit).storage.pendingPurges.recordFailure(
+        (await internalsOf(h.kit).storage.pendingPurges.list())[0]!.eventId,
         new Date(Date.now() + 3_600_000),
         'STORAGE_UNAVAILABLE',
       );
@@ -143,7 +144,7 @@ describe('health endpoint on a kit', () => {
         kit: { health: { cacheMs: 60_000 } },
       });
       try {
-        const list = vi.spyOn(flood.kit.storage.pendingPurges, 'list');
+        const list = vi.spyOn(internalsOf(flood.kit).storage.pendingPurges, 'list');
         const answers = await Promise.all(
           Array.from({ length: 200 }, () => fetch(`${flood.appUrl}/healthz`)),
         );
@@ -273,30 +274,21 @@ describe('health options', () => {
     expect(clash.setting).toBe('health.path');
     expect(clash.message).toContain('webhooks.path');
     expect(problem({ health: { path: '/auth/callback' } }).message).toContain('auth.callbackPath');
+    // The kit's one matching rule (case, one trailing slash) could not tell them apart either.
+    expect(problem({ health: { path: '/WebHooks/' } }).message).toContain('webhooks.path');
+    const webhooksOnAuth = problem({ webhooks: { path: '/Auth' } });
+    expect(webhooksOnAuth.setting).toBe('webhooks.path');
+    expect(webhooksOnAuth.message).toContain('auth.path');
     const typo = problem({ health: { pth: '/h' } });
     expect(typo.setting).toBe('health.pth');
     expect(typo.message).toContain('`health.path`');
   });
 });
 
-/** Runs the route handler against a minimal response and returns what it sent. */
+/** Runs the route handler (the core handler both shells mount) and returns what it answers. */
 async function respond(
   check: ReturnType<typeof createHealthCheck>,
 ): Promise<{ status: number; body: unknown }> {
-  const sent = { status: 0, body: undefined as unknown };
-  const res = {
-    status(code: number) {
-      sent.status = code;
-      return res;
-    },
-    set() {
-      return res;
-    },
-    json(body: unknown) {
-      sent.body = body;
-      return res;
-    },
-  };
-  await check.handler()({} as never, res as never);
-  return sent;
+  const r = await check.coreHandler()({ header: () => undefined } as never);
+  return { status: r.status, body: r.body.kind === 'json' ? r.body.value : undefined };
 }

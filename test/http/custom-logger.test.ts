@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { createKitLogger } from '../../src/http/logger.js';
 import type { StoreAppLogger } from '../../src/http/options.js';
@@ -154,8 +155,8 @@ describe('a custom logger behind a real install', () => {
       url.searchParams.get('code')!,
       url.searchParams.get('state')!,
       h.clientSecret,
-      h.kit.config.webhooks.secrets[0]!,
-      ...h.kit.config.session.secret,
+      internalsOf(h.kit).config.webhooks.secrets[0]!,
+      ...internalsOf(h.kit).config.session.secret,
       browser.cookies.get('store_app.sid')!.value,
     ];
     const text = JSON.stringify(target.calls);

@@ -10,9 +10,10 @@ import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { StorageError } from '../../src/errors/index.js';
-import { createKitLogger, requestLogger } from '../../src/http/logger.js';
-import { securityHeaders } from '../../src/http/security-headers.js';
-import { sessionMiddleware, startStoreSession } from '../../src/http/session.js';
+import { createKitLogger } from '../../src/http/logger.js';
+import { requestLogger } from '../../src/shells/express/request-log.js';
+import { securityHeaders } from '../../src/shells/express/security-headers.js';
+import { sessionMiddleware, startStoreSession } from '../../src/shells/express/session.js';
 import { storeApp } from '../../src/store-app.js';
 
 const admin = 'https://admin.example';

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import session from 'express-session';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { memoryStoreWarning } from '../../src/http/session.js';
+import { memoryStoreWarning } from '../../src/core/session-store.js';
 import { AdapterSessionStore } from '../../src/storage/index.js';
 import { storeApp } from '../../src/store-app.js';
 import { offlineKitOptions } from '../helpers/config.js';

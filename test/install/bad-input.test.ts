@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
 import { Browser, begin, type Harness, startHarness } from './harness.js';
 
@@ -49,7 +50,7 @@ afterEach(() => {
 describe('begin (GET /auth)', () => {
   it('refuses a malformed store_id with 400 and stores no state', async () => {
     const before = pendingStates();
-    const res = await new Browser().get(`${h.appUrl}/auth?store_id=not-a-uuid`);
+    const res = await new Browser().get(`${h.appUrl}/auth?store_id=not%20a%20store%3F`);
     await expectPage(res, 400, E.STORE_ID_INVALID);
     expect(pendingStates()).toBe(before);
     expect(res.headers.getSetCookie()).toEqual([]);
@@ -193,7 +194,7 @@ describe('callback (GET /auth/callback)', () => {
     cb.searchParams.set('store_id', other);
     await expectPage(await b.get(cb.toString()), 400, E.STORE_MISMATCH);
     const bad = new URL(cb);
-    bad.searchParams.set('store_id', 'nope');
+    bad.searchParams.set('store_id', 'no/pe');
     await expectPage(await b.get(bad.toString()), 400, E.STORE_ID_INVALID);
     expect(await h.kit.installations.list()).toEqual([]);
   });
@@ -304,7 +305,7 @@ describe('database unavailable', () => {
       expect(installed.status).toBe(302);
       const authorizeUrl = await begin(d, b);
       const cb = h.platform.approveInstall({ authorizeUrl, storeId: d.storeId });
-      await d.kit.storage.close();
+      await internalsOf(d.kit).storage.close();
       // The session cookie cannot be checked: 503, not "logged out" and not a stack trace.
       const home = await b.get(`${d.appUrl}/`);
       expect(home.status).toBe(503);

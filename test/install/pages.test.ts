@@ -7,7 +7,7 @@ import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { sendBreakout, sendPage } from '../../src/install/pages.js';
+import { sendBreakout, sendPage } from '../../src/shells/express/pages.js';
 
 function appWith(csp: boolean) {
   const app = express();

@@ -5,7 +5,7 @@ import {
   EXPRESS_UNSUPPORTED,
   ExpressVersionError,
   installedExpressVersion,
-} from '../../src/http/express-version.js';
+} from '../../src/shells/express/express-version.js';
 
 describe('Express version check', () => {
   it('refuses express@4 with a message naming the version and the fix', () => {

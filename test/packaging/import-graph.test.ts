@@ -5,10 +5,11 @@
  * installed fails at start naming the package. Each case is a fresh node
  * process over the built dist/ (as the published package runs).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempMysqlDatabase } from '../helpers/mysql.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
@@ -111,7 +112,10 @@ describe('main entry import graph', () => {
     }
     const own = r.urls.filter((u) => u.startsWith(`${dist}/`)).map((u) => u.slice(dist.length));
     expect(own).toContain('/client/public.js');
-    expect(own.filter((u) => !/^\/(client|cache|errors|options|telemetry)\//.test(u))).toEqual([]);
+    // core/: the one store-id rule (a leaf: no import of its own).
+    expect(own.filter((u) => !/^\/(client|cache|errors|options|telemetry)\//.test(u))).toEqual([
+      '/core/store-id.js',
+    ]);
   });
 
   it('store-app-kit/testing/adapter-suite reaches vitest only, no driver and no kit runtime', () => {
@@ -156,6 +160,38 @@ describe('main entry import graph', () => {
     expect(own.filter((u) => u.startsWith('/platform/'))).toEqual(['/platform/webhooks/sign.js']);
   });
 
+  /** A fresh process that builds a kit on SQLite, runs `body`, prints what it prints. */
+  const withKit = (file: string, body: string) =>
+    runNode(
+      `const { randomBytes } = await import('node:crypto');
+       const { createRequire } = await import('node:module');
+       const { storeApp } = await import('store-app-kit');
+       const kit = await storeApp({
+         appUrl: 'http://127.0.0.1:3000',
+         oauth: { clientId: 'c', clientSecret: randomBytes(24).toString('base64url'), scopes: ['read_products'], authUrl: 'http://127.0.0.1:9' },
+         storage: { databaseUrl: ${JSON.stringify(`file:${join(work, file)}`)}, encryptionKeys: [randomBytes(32).toString('base64url')] },
+         session: { secret: randomBytes(32).toString('base64url') },
+         webhooks: { secrets: ['whsec_' + randomBytes(32).toString('base64')] },
+         refresh: { sweepIntervalMs: 0 },
+         health: { path: '/healthz' },
+         logger: { level: 'error' },
+       });
+       ${body}
+       // CommonJS packages (express, express-session, helmet) are loaded by require:
+       // the ESM hook does not see them, require.cache does.
+       const cjs = Object.keys(createRequire(import.meta.url).cache);
+       console.log(JSON.stringify(cjs.filter((f) => f.includes('/node_modules/'))));
+       await kit.close();`,
+    );
+  /** The packages of `files` (CommonJS paths) and `urls` (ESM URLs) among `pkgs`. */
+  const loadedOf = (r: { stdout: string; urls: string[] }, pkgs: string[]) => {
+    const cjs = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '[]') as string[];
+    return pkgs.filter(
+      (pkg) => loaded(r.urls, pkg) || cjs.some((f) => f.includes(`/node_modules/${pkg}/`)),
+    );
+  };
+  const expressFamily = ['express', 'express-session', 'helmet'];
+
   it('importing store-app-kit loads none of the HTTP and storage stack; storeApp() loads it', async () => {
     const heavy = ['express', 'express-session', 'helmet', 'pino', 'drizzle-orm', 'jose'];
     const only = await runNode(
@@ -167,27 +203,37 @@ describe('main entry import graph', () => {
     // Telemetry rides with the receiver and the token manager, which storeApp() loads.
     expect(loaded(only.urls, '@opentelemetry/api')).toBe(false);
 
-    const file = join(work, 'entry-app.db');
-    const started = await runNode(
-      `const { randomBytes } = await import('node:crypto');
-       const { storeApp } = await import('store-app-kit');
-       const kit = await storeApp({
-         appUrl: 'http://127.0.0.1:3000',
-         oauth: { clientId: 'c', clientSecret: randomBytes(24).toString('base64url'), scopes: ['read_products'], authUrl: 'http://127.0.0.1:9' },
-         storage: { databaseUrl: ${JSON.stringify(`file:${file}`)}, encryptionKeys: [randomBytes(32).toString('base64url')] },
-         session: { secret: randomBytes(32).toString('base64url') },
-         webhooks: { secrets: ['whsec_' + randomBytes(32).toString('base64')] },
-         refresh: { sweepIntervalMs: 0 },
-         logger: { level: 'warn' },
-       });
-       console.log(kit.dialect, typeof kit.middleware());
-       await kit.close();`,
+    const started = await withKit(
+      'entry-app.db',
+      'console.log(kit.dialect, typeof kit.middleware());',
     );
     expect(started.status, started.stderr).toBe(0);
-    expect(started.stdout.trim()).toBe('sqlite function');
-    expect(heavy.filter((pkg) => loaded(started.urls, pkg))).toEqual(heavy);
+    expect(started.stdout.trim().split('\n')[0]).toBe('sqlite function');
+    expect(loadedOf(started, heavy)).toEqual(heavy);
     expect(loaded(started.urls, 'pg')).toBe(false);
     expect(loaded(started.urls, 'mysql2')).toBe(false);
+  });
+
+  it('an app on kit.fetch and kit.authenticate only never loads express, express-session or helmet', async () => {
+    const r = await withKit(
+      'fetch-only.db',
+      `const health = await kit.fetch(new Request('http://127.0.0.1:3000/healthz'), { remoteAddress: '127.0.0.1' });
+       const begin = await kit.fetch(new Request('http://127.0.0.1:3000/auth?store_id=6f1c1a52-7a4e-4d2b-9a43-0c3f2b1e9d10'), { remoteAddress: '127.0.0.1' });
+       const denied = await kit.authenticate(new Request('http://127.0.0.1:3000/api/x'));
+       const page = kit.secureResponse(new Request('http://127.0.0.1:3000/'), new Response('<p>hi</p>'));
+       console.log(health.status, begin.status, denied.status, page.headers.get('x-content-type-options'));`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')[0]).toBe('200 302 401 nosniff');
+    expect(loadedOf(r, expressFamily)).toEqual([]);
+    // The kit itself was loaded (the check would pass vacuously otherwise).
+    expect(r.urls.some((u) => u.startsWith(`${dist}/shells/fetch/`))).toBe(true);
+  });
+
+  it('the Express shell is built on the first kit.authenticated(), loading the Express family then', async () => {
+    const r = await withKit('express-late.db', 'kit.authenticated();');
+    expect(r.status, r.stderr).toBe(0);
+    expect(loadedOf(r, expressFamily)).toEqual(expressFamily);
   });
 
   it("a SQLite app's storeApp() loads no other dialect's Drizzle schema builder", async () => {
@@ -284,4 +330,150 @@ describe('missing driver', () => {
       expect(out.message).not.toContain('s3cretpw');
     });
   }
+});
+
+/**
+ * The layers of src/ (the local platform apart: a product of its own). A folder
+ * imports only folders of lower layers, so no file or folder cycle can form; only
+ * the Express shell imports the Express family; the request path and the
+ * composition have no function over 80 lines of its own.
+ */
+describe('source layers', () => {
+  const src = join(root, 'src');
+  /** Lowest first. Files at the top of src/ (the entries: index, kit, store-app, locals) are above all. */
+  const LAYERS: readonly (readonly string[])[] = [
+    ['errors', 'cache', 'telemetry', 'schemas'],
+    ['options', 'crypto', 'background', 'core', 'openapi'],
+    ['oauth', 'http', 'storage', 'client'],
+    ['refresh', 'purge'],
+    ['grant', 'health', 'webhooks', 'install'],
+    ['authenticated'],
+    ['shells/express', 'shells/fetch'],
+    ['config'],
+    ['compose'],
+    ['testing', 'cli'],
+  ];
+  const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
+  const ENTRY_LAYER = LAYERS.length;
+  const EXPRESS_FAMILY = /^(express|express-session|helmet|@types\/express)(\/|$)/;
+
+  const files: string[] = [];
+  (function walk(dir: string) {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (path.endsWith('.ts')) files.push(path);
+    }
+  })(src);
+  const own = (file: string) => relative(src, file);
+  const isPlatform = (file: string) => own(file).startsWith('platform/');
+  /** The folder a file belongs to (`shells/express`, `core`, …; `.` for the entries). */
+  const folderOf = (file: string) => {
+    const parts = own(file).split('/');
+    if (parts.length === 1) return '.';
+    return parts[0] === 'shells' ? `shells/${parts[1]}` : parts[0]!;
+  };
+  /** Every import of a file (static, dynamic, type-only): relative ones resolved. */
+  const importsOf = (file: string) => {
+    const code = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
+    const out = { files: [] as string[], packages: [] as string[] };
+    for (const [, spec] of code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+      if (spec!.startsWith('.'))
+        out.files.push(resolve(dirname(file), spec!.replace(/\.js$/, '.ts')));
+      else out.packages.push(spec!);
+    }
+    return out;
+  };
+  const kit = files.filter((f) => !isPlatform(f));
+
+  it('every folder of src/ has its place in the layer order', () => {
+    const folders = new Set(kit.map(folderOf).filter((f) => f !== '.'));
+    expect([...folders].filter((f) => !layerOf.has(f))).toEqual([]);
+  });
+
+  it('a folder imports only folders of lower layers (no file or folder cycle)', () => {
+    const wrong: string[] = [];
+    for (const file of kit) {
+      const from = folderOf(file);
+      const at = from === '.' ? ENTRY_LAYER : layerOf.get(from)!;
+      for (const dep of importsOf(file).files) {
+        if (isPlatform(dep) && own(file).startsWith('testing/')) continue;
+        const to = folderOf(dep);
+        if (to === from) continue;
+        const depAt = to === '.' ? ENTRY_LAYER : (layerOf.get(to) ?? ENTRY_LAYER);
+        if (depAt >= at) wrong.push(`${own(file)} -> ${own(dep)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('no two files of a folder import each other, even through others', () => {
+    const graph = new Map(kit.map((f) => [f, importsOf(f).files.filter((d) => !isPlatform(d))]));
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map(own).join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const dep of graph.get(file) ?? []) visit(dep, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of kit) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('only src/shells/express/ imports the Express family (express, express-session, helmet)', () => {
+    const outside = kit
+      .filter((f) => folderOf(f) !== 'shells/express')
+      .flatMap((f) =>
+        importsOf(f)
+          .packages.filter((p) => EXPRESS_FAMILY.test(p))
+          .map((p) => `${own(f)}: ${p}`),
+      );
+    expect(outside).toEqual([]);
+  });
+
+  it('no function on the request path or in the composition has over 80 lines of its own', () => {
+    const scope =
+      /^(core|shells|authenticated|install|webhooks|health|http|compose|config)\/|^kit\.ts$/;
+    const long: string[] = [];
+    for (const file of kit.filter((f) => scope.test(own(f)))) {
+      const sf = ts.createSourceFile(
+        file,
+        readFileSync(file, 'utf8'),
+        ts.ScriptTarget.ES2022,
+        true,
+      );
+      const line = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line;
+      const span = (n: ts.Node) => line(n.end) - line(n.getStart(sf)) + 1;
+      /** The body's lines minus those of the functions nested in it. */
+      const ownLines = (body: ts.Node) => {
+        let lines = span(body);
+        const nested = (n: ts.Node): void => {
+          for (const c of n.getChildren(sf)) {
+            const inner = ts.isFunctionLike(c) ? (c as { body?: ts.Node }).body : undefined;
+            if (inner) lines -= span(inner);
+            else nested(c);
+          }
+        };
+        nested(body);
+        return lines;
+      };
+      const visit = (n: ts.Node) => {
+        const body = ts.isFunctionLike(n) ? (n as { body?: ts.Node }).body : undefined;
+        if (body && ownLines(body) > 80) {
+          const name = (n as { name?: ts.Node }).name?.getText(sf) ?? '(anonymous)';
+          long.push(`${own(file)}:${line(n.getStart(sf)) + 1} ${name} (${ownLines(body)} lines)`);
+        }
+        ts.forEachChild(n, visit);
+      };
+      visit(sf);
+    }
+    expect(long).toEqual([]);
+  });
 });

@@ -12,6 +12,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_INVALID, type StoreAppError } from '../../src/errors/index.js';
 import { resolvePurgeAppOptions } from '../../src/purge/index.js';
+import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import type { AnyDrizzle, Dialect } from '../../src/storage/types.js';
 import {
   APP_TABLE_NAMES,
@@ -48,7 +49,7 @@ export function definePurgeSuite(dialect: Dialect): void {
   async function seedStore(storeId: string): Promise<void> {
     await seedInstallation(t.storage, storeId);
     await seedAppRows(t, storeId);
-    const store = t.storage.sessionStore();
+    const store = expressSessionStore(t.storage.sessions());
     await new Promise<void>((resolve, reject) =>
       store.set(
         `sid-${randomUUID()}`,

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import type { SqliteDatabase } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { webhookHeaders } from '../../src/platform/webhooks/sign.js';
@@ -49,7 +50,7 @@ const noteCount = async (h: Harness) =>
 /** Posts the platform's uninstall payload again, signed, under `id` (same id = redelivery). */
 async function deliver(h: Harness, payload: unknown, id: string): Promise<number> {
   const body = JSON.stringify(payload);
-  const secret = h.kit.config.webhooks.secrets[0]!;
+  const secret = internalsOf(h.kit).config.webhooks.secrets[0]!;
   const res = await fetch(`${h.appUrl}/webhooks`, {
     method: 'POST',
     headers: {

@@ -256,10 +256,11 @@ describe.each([
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
-  it('a request without a bearer token gets 401 invalid_token, never a 500', async () => {
+  it('a request without credentials gets 401 with the bare Bearer challenge, never a 500', async () => {
     const res = await fetch(`${app.appUrl}/api/products`);
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toContain('invalid_token');
+    // RFC 6750 §3.1: no credentials presented, no error attribute (DECISIONS.md).
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   it('attack: a forged callback (no pending-install cookie) is refused before any exchange', async () => {

@@ -19,9 +19,11 @@ import { Hono } from 'hono';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { generateKey } from '../../src/crypto/index.js';
 import type { StoreAppKit } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
+import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import { unsignSessionCookie } from '../../src/shells/fetch/session.js';
 import { storeApp } from '../../src/store-app.js';
 
@@ -307,12 +309,12 @@ describe('attacks on the Fetch shell’s launch and cookie session', () => {
   it('attack: a session past its absolute lifetime is refused however active it was', async () => {
     const browser = await launched();
     expect((await browser.get(`${appUrl}/api/products`, xhr)).status).toBe(200);
-    const sessions = kit.storage.sessionStore();
+    const sessions = expressSessionStore(internalsOf(kit).storage.sessions());
     const sid = sessionIdOf(browser);
     const stored = await new Promise<SessionData>((resolve, reject) =>
       sessions.get(sid, (err, s) => (err || !s ? reject(err) : resolve(s))),
     );
-    const authAt = Date.now() - (kit.config.session.maxAgeSeconds + 1) * 1000;
+    const authAt = Date.now() - (internalsOf(kit).config.session.maxAgeSeconds + 1) * 1000;
     await new Promise<void>((resolve, reject) =>
       sessions.set(sid, { ...stored, authAt }, (err) => (err ? reject(err) : resolve())),
     );

@@ -5,6 +5,7 @@
  * returns, so the test can prove it only ever holds ciphertext.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { resolveConfig, type StoreAppOptions } from '../../src/config/index.js';
 import { ConfigError, ConfigErrors } from '../../src/errors/index.js';
 import type { StorageAdapter } from '../../src/storage/contract.js';
@@ -103,8 +104,10 @@ describe('the kit on an app-provided StorageAdapter', () => {
     expect(report.purges).toEqual({ pending: 0, oldestAgeSeconds: null, failing: 0 });
   });
 
-  it('kit.storage.transaction() is for the built-in database only', async () => {
-    await expect(h.kit.storage.transaction(async () => 1)).rejects.toBeInstanceOf(ConfigError);
+  it('internalsOf(kit).storage.transaction() is for the built-in database only', async () => {
+    await expect(internalsOf(h.kit).storage.transaction(async () => 1)).rejects.toBeInstanceOf(
+      ConfigError,
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { ConfigError, StorageError } from '../../src/errors/index.js';
+import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import { createStorage, parseDatabaseUrl } from '../../src/storage/index.js';
 import { createTempDatabase } from '../helpers/postgres.js';
 
@@ -107,7 +108,7 @@ describe('storage failures are typed', () => {
       expect(err).toBeInstanceOf(StorageError);
       expect((err as Error).message).toContain('store-app migrate');
       // Neither the message nor the cause chain carries query parameters (session data here).
-      const store = storage.sessionStore({ pruneIntervalMs: 0 });
+      const store = expressSessionStore(storage.sessions({ pruneIntervalMs: 0 }));
       const failed = await new Promise<unknown>((done) =>
         store.set('sid-1', { cookie: {}, note: 'plain-marker' } as never, (e) => done(e)),
       );

@@ -21,6 +21,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { StoreAppError } from '../../src/errors/index.js';
+import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import type { Storage, TokenSet } from '../../src/storage/index.js';
 import { purgeAudit as mysqlAudit } from '../../src/storage/schema/mysql.js';
 import { purgeAudit as pgAudit } from '../../src/storage/schema/postgres.js';
@@ -220,11 +221,11 @@ export function defineStorageSuite(ctx: SuiteContext) {
 
     function seedSession(storeId: string) {
       return new Promise<void>((resolve, reject) =>
-        storage
-          .sessionStore({ pruneIntervalMs: 0 })
-          .set(`sid-${storeId}`, { cookie: { originalMaxAge: 60_000 }, storeId } as never, (err) =>
-            err ? reject(err) : resolve(),
-          ),
+        expressSessionStore(storage.sessions({ pruneIntervalMs: 0 })).set(
+          `sid-${storeId}`,
+          { cookie: { originalMaxAge: 60_000 }, storeId } as never,
+          (err) => (err ? reject(err) : resolve()),
+        ),
       );
     }
 
@@ -447,7 +448,7 @@ export function defineStorageSuite(ctx: SuiteContext) {
       );
 
     it('get/set/touch/destroy with store_id, and expiry', async () => {
-      const store = storage.sessionStore({ pruneIntervalMs: 0 });
+      const store = expressSessionStore(storage.sessions({ pruneIntervalMs: 0 }));
       const sid = `s_${generateKey()}`;
       const sess = {
         cookie: { originalMaxAge: 60_000, expires: new Date(Date.now() + 60_000) },
@@ -476,7 +477,7 @@ export function defineStorageSuite(ctx: SuiteContext) {
       const app = express();
       app.use(
         session({
-          store: storage.sessionStore({ pruneIntervalMs: 0 }),
+          store: expressSessionStore(storage.sessions({ pruneIntervalMs: 0 })),
           secret: 'test-secret-for-sessions',
           resave: false,
           saveUninitialized: false,
@@ -497,7 +498,7 @@ export function defineStorageSuite(ctx: SuiteContext) {
 
     it('a storage failure reaches the callback as StorageError, not as "no session"', async () => {
       const broken = await ctx.open();
-      const store = broken.sessionStore({ pruneIntervalMs: 0 });
+      const store = expressSessionStore(broken.sessions({ pruneIntervalMs: 0 }));
       await broken.close();
       const err = await call((cb) => store.get('any', cb)).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StoreAppError);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { errorType } from '../../src/telemetry/index.js';
 import { Browser, type Harness, startHarness } from '../install/harness.js';
 import { type Otel, registerOtel, total } from './otel.js';
@@ -25,8 +26,8 @@ beforeAll(async () => {
   otel = registerOtel();
   h = await startHarness({ databaseUrl: join(dir, 'otel.db') });
   secrets.add(h.clientSecret);
-  secrets.add(h.kit.config.webhooks.secrets[0]!);
-  for (const s of h.kit.config.session.secret) secrets.add(s);
+  secrets.add(internalsOf(h.kit).config.webhooks.secrets[0]!);
+  for (const s of internalsOf(h.kit).config.session.secret) secrets.add(s);
 });
 afterAll(async () => {
   await h?.close();

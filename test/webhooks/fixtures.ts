@@ -25,6 +25,8 @@ import {
   type PurgeAppOptions,
   resolvePurgeAppOptions,
 } from '../../src/purge/index.js';
+import { SILENT } from '../../src/shells/express/adapter.js';
+import { expressHandler } from '../../src/shells/express/handler.js';
 import { createStorage } from '../../src/storage/index.js';
 import type { AnyDrizzle, Dialect, Storage } from '../../src/storage/types.js';
 import {
@@ -197,7 +199,8 @@ export function receiverApp(
   });
   const app = express();
   input.before?.(app);
-  app.all(hooks.path, hooks.receiver);
+  // The receiver pipeline through the Express shell's adapter, as kit.middleware() runs it.
+  app.all(hooks.path, expressHandler(hooks.handler, SILENT));
   return { app, webhooks: hooks.api, purge, logs };
 }
 

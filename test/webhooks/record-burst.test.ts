@@ -12,6 +12,7 @@ import express from 'express';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { internalsOf } from '../../src/compose/internals.js';
 import { storeApp } from '../../src/store-app.js';
 import { offlineKitOptions } from '../helpers/config.js';
 import { startHangingProxy } from '../helpers/hanging-proxy.js';
@@ -87,9 +88,12 @@ describe('a burst of deliveries on Postgres with a pool of 2', () => {
       // Without the gate the tail of the queue passed the 600 ms storage deadline: 503.
       expect(statuses).toEqual(ids.map(() => 200));
       expect(await recorded()).toBe(N);
-      await vi.waitFor(async () => expect(await k.kit.storage.pendingPurges.list()).toEqual([]), {
-        timeout: 20_000,
-      });
+      await vi.waitFor(
+        async () => expect(await internalsOf(k.kit).storage.pendingPurges.list()).toEqual([]),
+        {
+          timeout: 20_000,
+        },
+      );
     } finally {
       await k.close();
     }

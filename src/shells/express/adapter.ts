@@ -1,9 +1,10 @@
 /**
- * The Express shell's two adapters: `toCoreRequest` (lazy accessors over `req`, no
- * `Request` object built) and `sendCoreResponse`. Handlers of `src/core` see no Express.
+ * The Express shell's adapters: `toCoreRequest` (lazy accessors over `req`, no
+ * `Request` object built), its body-reading port over the Node stream, and
+ * `sendCoreResponse`. Handlers of `src/core` and the features see no Express.
  */
 import type { Request, Response } from 'express';
-import type { Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import { readCookie } from '../../core/cookies.js';
 import {
   CoreBodyError,
@@ -12,10 +13,22 @@ import {
   type CoreResponse,
   type CoreSession,
 } from '../../core/http.js';
-import { startStoreSession } from '../../http/session.js';
 import type { WithRawBody } from '../../webhooks/raw-body.js';
+import { startStoreSession } from './session.js';
 
 export { readCookie };
+
+/** A logger that logs nothing (the core warns through its own loggers). */
+export const SILENT: Logger = pino({ enabled: false });
+
+// A refused body up to this size is drained to keep the connection; a larger
+// one closes it (draining would only hold the socket for the sender).
+const DRAIN_KEEP_ALIVE_BYTES = 64 * 1024;
+// Past this many discarded bytes the socket is cut rather than drained, so a
+// sender cannot keep us reading forever.
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+/** How long a refused body may take to drain. */
+const DRAIN_DEADLINE_MS = 10_000;
 
 function firstString(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
@@ -27,8 +40,15 @@ function firstString(v: unknown): string | undefined {
  * The express-session of `req` as a `CoreSession`; `start` binds it to a store
  * (regenerating its id) unless the caller brings its own.
  */
-export function sessionOf(req: Request, start?: CoreSession['start']): CoreSession {
+export function sessionOf(
+  req: Request,
+  cookieName: string,
+  start?: CoreSession['start'],
+): CoreSession {
   return {
+    get presented() {
+      return readCookie(req.headers.cookie, cookieName) !== undefined;
+    },
     async read() {
       const s = req.session;
       if (!s || s.storeId === undefined) return undefined;
@@ -46,49 +66,109 @@ export function sessionOf(req: Request, start?: CoreSession['start']): CoreSessi
   };
 }
 
-/** Reads the body once: bytes a parser kept (`keepRawBody`) or the stream, bounded. */
+/** The bytes a parser before the kit kept (`keepRawBody`, `express.raw()`), if any. */
+function keptBody(req: Request): Uint8Array | undefined {
+  const kept = (req as Request & WithRawBody).rawBody;
+  if (kept instanceof Uint8Array) return kept;
+  if (typeof kept === 'string') return Buffer.from(kept, 'utf8');
+  return Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
+}
+
+/** Reads the stream up to `maxBytes` within `timeoutMs` (the whole body, whatever its pace). */
+function readStream(req: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err?: CoreBodyError) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) {
+        chunks.length = 0;
+        reject(err);
+      } else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) done(new CoreBodyError('too_large', 'Body too large'));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => done();
+    const onError = () => done(new CoreBodyError('aborted', 'The client aborted the body'));
+    // A socket closed mid-body may end with only 'close': never leave the promise pending.
+    const onClose = () => {
+      if (!req.complete) onError();
+    };
+    const timer = setTimeout(
+      () => done(new CoreBodyError('timeout', `The body did not arrive within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+/** The body-reading port over `req`: the kept copy, else the stream, read once. */
 function bodyReader(req: Request): CoreRequest['body'] {
   let read: Promise<Uint8Array> | undefined;
   return (maxBytes, timeoutMs) => {
-    read ??= new Promise<Uint8Array>((resolve, reject) => {
-      const kept = (req as Request & WithRawBody).rawBody;
-      if (kept instanceof Uint8Array) {
-        if (kept.byteLength > maxBytes) reject(new CoreBodyError('too_large', 'Body too large'));
-        else resolve(kept);
-        return;
+    read ??= (async () => {
+      const kept = keptBody(req);
+      if (kept) {
+        if (kept.byteLength > maxBytes) throw new CoreBodyError('too_large', 'Body too large');
+        return kept;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const done = (err?: CoreBodyError) => {
-        clearTimeout(timer);
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.off('error', onError);
-        req.off('close', onClose);
-        if (err) reject(err);
-        else resolve(Buffer.concat(chunks, size));
-      };
-      const onData = (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBytes) done(new CoreBodyError('too_large', 'Body too large'));
-        else chunks.push(chunk);
-      };
-      const onEnd = () => done();
-      const onError = () => done(new CoreBodyError('aborted', 'The client aborted the body'));
-      const onClose = () => {
-        if (!req.complete) onError();
-      };
-      const timer = setTimeout(
-        () => done(new CoreBodyError('timeout', `The body did not arrive within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      req.on('data', onData);
-      req.on('end', onEnd);
-      req.on('error', onError);
-      req.on('close', onClose);
-    });
+      if (req.readableEnded || (req.complete && !req.readable)) {
+        throw new CoreBodyError('consumed', 'A parser before the kit consumed the body');
+      }
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        throw new CoreBodyError('too_large', 'Body too large');
+      }
+      return readStream(req, maxBytes, timeoutMs);
+    })();
     return read;
   };
+}
+
+/**
+ * Closes the connection once the answer is written (`Connection: close` does that
+ * in Node), and for certain a second later in case the sender stops reading.
+ */
+function closeSoon(req: Request): void {
+  const timer = setTimeout(() => req.socket.destroy(), 1000);
+  timer.unref();
+  req.socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Gets rid of the unread body of a refused request: a small one is drained
+ * (keeping the connection for the next request) within the deadline; a large or
+ * undeclared one closes the connection after the answer, so refusing never holds
+ * a socket or a buffer for the sender.
+ */
+function refuseBody(req: Request, res: Response): void {
+  if (req.readableEnded || keptBody(req) !== undefined) return;
+  const declared = Number(req.headers['content-length']);
+  if (!(Number.isFinite(declared) && declared <= DRAIN_KEEP_ALIVE_BYTES)) {
+    res.setHeader('Connection', 'close');
+    closeSoon(req);
+  }
+  let dropped = 0;
+  const timer = setTimeout(() => req.socket.destroy(), DRAIN_DEADLINE_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT_BYTES) req.socket.destroy();
+  });
+  req.on('end', () => clearTimeout(timer));
+  req.on('close', () => clearTimeout(timer));
+  req.on('error', () => {});
+  req.resume();
 }
 
 /**
@@ -100,6 +180,7 @@ export function toCoreRequest(
   res: Response,
   fallbackLog: Logger,
   session?: CoreSession,
+  sessionCookieName = 'store_app.sid',
 ): CoreRequest {
   const q = req.query as Record<string, unknown>;
   return {
@@ -121,11 +202,12 @@ export function toCoreRequest(
       return req.headers.cookie !== undefined;
     },
     body: bodyReader(req),
+    refuseBody: () => refuseBody(req, res),
     get remoteAddress() {
       return req.ip ?? req.socket.remoteAddress;
     },
     get session() {
-      return session ?? sessionOf(req);
+      return session ?? sessionOf(req, sessionCookieName);
     },
     get log() {
       return (res.locals.log as Logger | undefined) ?? fallbackLog;
@@ -149,24 +231,33 @@ function setCookie(res: Response, c: CoreCookie): void {
     });
 }
 
-/** Writes a `CoreResponse` to Express's `res`. */
-export function sendCoreResponse(res: Response, r: CoreResponse): void {
+const CONTENT_TYPES = {
+  json: 'application/json; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  text: 'text/plain; charset=utf-8',
+} as const;
+
+/**
+ * Writes a `CoreResponse` to Express's `res`: status, headers, cookies and body as
+ * they are, without `res.send`'s ETag (a SHA-1 of every body, for answers no client
+ * revalidates: they are never cached). `connection: close` closes the connection
+ * once the answer is written.
+ */
+export function sendCoreResponse(res: Response, req: Request, r: CoreResponse): void {
+  if (res.headersSent) return;
   if (r.onClose) res.once('close', r.onClose);
   for (const c of r.cookies) setCookie(res, c);
-  res.status(r.status);
+  res.statusCode = r.status;
   for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
-  switch (r.body.kind) {
-    case 'empty':
-      res.end();
-      return;
-    case 'json':
-      res.json(r.body.value);
-      return;
-    case 'html':
-      res.type('html').send(r.body.value);
-      return;
-    case 'text':
-      res.type('text').send(r.body.value);
-      return;
+  if (r.headers['connection'] === 'close') closeSoon(req);
+  if (r.body.kind === 'empty') {
+    res.end();
+    return;
   }
+  const text = r.body.kind === 'json' ? JSON.stringify(r.body.value) : r.body.value;
+  if (r.headers['content-type'] === undefined) {
+    res.setHeader('content-type', CONTENT_TYPES[r.body.kind]);
+  }
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
 }

@@ -10,6 +10,6 @@ import { sendCoreResponse, toCoreRequest } from './adapter.js';
 /** The Express route of `core`; a throw reaches the app's error handler (`next(err)`). */
 export function expressHandler(core: CoreHandler, fallbackLog: Logger): RequestHandler {
   return async function storeAppCoreRoute(req, res) {
-    sendCoreResponse(res, await core(toCoreRequest(req, res, fallbackLog)));
+    sendCoreResponse(res, req, await core(toCoreRequest(req, res, fallbackLog)));
   };
 }

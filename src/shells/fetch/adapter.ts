@@ -18,6 +18,8 @@ export interface FetchRequestContext {
   remoteAddress: string | undefined;
   log: Logger;
   session: CoreSession;
+  /** The path the route table matches: the URL's, under the app URL's path. */
+  path?: string;
 }
 
 /** A `CoreRequest` over a web `Request`. */
@@ -31,7 +33,7 @@ export function toCoreRequest(request: Request, ctx: FetchRequestContext): CoreR
   return {
     method: request.method.toUpperCase(),
     get path() {
-      return u().pathname;
+      return ctx.path ?? u().pathname;
     },
     query: (name) => u().searchParams.get(name) ?? undefined,
     queryAll: (name) => u().searchParams.getAll(name),
@@ -44,6 +46,12 @@ export function toCoreRequest(request: Request, ctx: FetchRequestContext): CoreR
     body: (maxBytes, timeoutMs) => {
       read ??= readBounded(request, maxBytes, timeoutMs);
       return read;
+    },
+    // The server drains or closes: a body not read is cancelled, so nothing holds it.
+    refuseBody: () => {
+      if (read === undefined && request.body !== null && !request.bodyUsed) {
+        request.body.cancel().catch(() => {});
+      }
     },
     remoteAddress: ctx.remoteAddress,
     session: ctx.session,
@@ -116,11 +124,12 @@ const CONTENT_TYPES = {
   text: 'text/plain; charset=utf-8',
 } as const;
 
-/** A web `Response` from a `CoreResponse` (its `onClose` runs now: the answer is complete). */
-export function toResponse(r: CoreResponse): Response {
+/**
+ * A web `Response` from a `CoreResponse` (its `onClose` runs now: the answer is
+ * complete). `head`: the answer to a HEAD request (headers only).
+ */
+export function toResponse(r: CoreResponse, head = false): Response {
   const headers = new Headers(r.headers);
-  // Nothing the kit answers is meant to be sniffed into another type.
-  headers.set('x-content-type-options', 'nosniff');
   for (const c of r.cookies) headers.append('set-cookie', serializeCookie(c));
   let body: string | null = null;
   if (r.body.kind !== 'empty') {
@@ -130,5 +139,5 @@ export function toResponse(r: CoreResponse): Response {
   // `connection` is the server's to set: a Response may not carry it.
   headers.delete('connection');
   r.onClose?.();
-  return new Response(body, { status: r.status, headers });
+  return new Response(head ? null : body, { status: r.status, headers });
 }

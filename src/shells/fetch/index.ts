@@ -1,15 +1,18 @@
 /**
- * The Fetch shell: the kit's routes as `fetch(request) → Response | null` and
- * `authenticate(request)` for app routes, for Hono, Bun.serve, Deno.serve and
- * Next.js route handlers. Same core handlers as the Express shell, same
- * browser sessions (see ./session.ts).
+ * The Fetch shell: the kit's route table as `fetch(request) → Response | null`,
+ * `authenticate(request)` for app routes and `secureResponse(request, response)` for
+ * their answers, for Hono, Bun.serve, Deno.serve and Next.js route handlers. The
+ * same route table, matching rule, core handlers and header set as the Express
+ * shell, and the same browser sessions (see ./session.ts).
  */
-import type { Store } from 'express-session';
 import type { Logger } from 'pino';
-import type { AuthenticatedStore } from '../../authenticated/index.js';
-import type { AuthDecision } from '../../core/authenticate.js';
+import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
+import { isBearerRequest } from '../../core/bearer.js';
 import { readCookie } from '../../core/cookies.js';
-import { type CoreHandler, type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
+import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
+import type { KitRoutes } from '../../core/routes.js';
+import { applyHeaderSet, type HeaderSet } from '../../core/security-headers.js';
+import type { KitSessionStore } from '../../core/session-store.js';
 import type { ResolvedHttpOptions } from '../../http/options.js';
 import { toCoreRequest, toResponse } from './adapter.js';
 import { launchRedirect } from './launch.js';
@@ -20,21 +23,28 @@ export interface FetchOptions {
   /**
    * The client's address as your server trusts it: it keys the install
    * callback's per-source limit. Hono on Node: `c.env.incoming.socket.remoteAddress`;
-   * Bun: `server.requestIP(req)?.address`; Deno: `info.remoteAddr.hostname`.
-   * @default undefined (all callers share one source)
+   * Bun: `server.requestIP(req)?.address`; Deno: `info.remoteAddr.hostname`;
+   * behind a reverse proxy, the address your trusted proxy reports.
+   * @default undefined (callers without one share one bucket; the kit warns)
    */
   remoteAddress?: string;
 }
 
 export interface FetchShellDeps {
-  /** Kit routes by exact path; the method list answers 405 for the others (webhooks), or null (GET routes). */
-  routes: Array<{ path: string; methods: readonly string[] | 'any'; handler: CoreHandler }>;
+  /** The kit's route table (paths under `appPath`). */
+  routes: KitRoutes;
+  /** The app URL's path without its trailing slash (`''` at the root). */
+  appPath: string;
   session: ResolvedHttpOptions['session'];
-  sessionStore: Store;
+  sessionStore: KitSessionStore;
   /** The core's `authenticate` (bearer, launch, cookie session). */
   authenticate(req: CoreRequest): Promise<AuthDecision>;
+  /** The kit's header set, or undefined when `securityHeaders.enabled` is false. */
+  headerSet: HeaderSet | undefined;
   /** The launch token's query parameter, dropped from the URL a launch redirects to. */
   launchParam: string | undefined;
+  /** Said once when a request reaches the kit without a client address. */
+  noAddressWarning: string;
   logger: Logger;
 }
 
@@ -47,59 +57,74 @@ export interface FetchShell {
    * the new session cookie, re-authorisation, 401, 403, 503, 500.
    */
   authenticate(request: Request, options?: FetchOptions): Promise<AuthenticatedStore | Response>;
+  /** `response` with the kit's header set added (the app's own headers kept). */
+  secureResponse(request: Request, response: Response): Response;
 }
 
 const INTERNAL = () =>
   respond.json(500, { code: 'INTERNAL_ERROR', message: 'The app could not answer.' });
 
-/**
- * Every 401 names its scheme (RFC 9110 requires a challenge); API clients of
- * the Fetch shell read `invalid_token` there, as before it read cookies.
- */
-function withChallenge(r: CoreResponse): CoreResponse {
-  if (r.status === 401 && r.headers['www-authenticate'] === undefined) {
-    r.headers['www-authenticate'] = 'Bearer error="invalid_token"';
-  }
-  return r;
+/** The path under `appPath` (matched case-insensitively), or undefined when outside it. */
+function relativePath(pathname: string, appPath: string): string | undefined {
+  if (appPath === '') return pathname;
+  if (pathname.length < appPath.length) return undefined;
+  const head = pathname.slice(0, appPath.length);
+  if (head !== appPath && head.toLowerCase() !== appPath.toLowerCase()) return undefined;
+  const rest = pathname.slice(appPath.length);
+  if (rest === '') return '/';
+  return rest.startsWith('/') ? rest : undefined;
 }
 
-/** Builds the Fetch shell over the kit's core handlers. */
+/** Builds the Fetch shell over the kit's route table. */
 export function createFetchShell(deps: FetchShellDeps): FetchShell {
   const sessions = createFetchSessions(deps.session, deps.sessionStore);
-  const byPath = new Map(deps.routes.map((r) => [r.path, r]));
+  const { headerSet, logger } = deps;
+  let warnedNoAddress = false;
 
   /** The core request of `request` with its session, and the cookies its session changes need. */
-  function coreOf(request: Request, options: FetchOptions) {
+  function coreOf(request: Request, options: FetchOptions, path?: string) {
     const { session, cookies } = sessions(
       readCookie(request.headers.get('cookie') ?? undefined, deps.session.cookieName),
     );
-    const log = deps.logger;
-    return {
-      core: toCoreRequest(request, { remoteAddress: options.remoteAddress, log, session }),
-      cookies,
-    };
+    const ctx = { remoteAddress: options.remoteAddress, log: logger, session };
+    return { core: toCoreRequest(request, path === undefined ? ctx : { ...ctx, path }), cookies };
   }
 
-  async function run(handler: CoreHandler, request: Request, options: FetchOptions) {
-    const { core, cookies } = coreOf(request, options);
-    try {
-      const r = await handler(core);
-      r.cookies.push(...cookies);
-      return toResponse(r);
-    } catch (err) {
-      // No stack or message of ours reaches the client: the log has it.
-      deps.logger.error({ err }, 'kit route failed');
-      return toResponse(INTERNAL());
+  /** A kit answer as a `Response`, with the header set of a browser route. */
+  function answer(request: Request, r: CoreResponse, browser: boolean): Response {
+    const response = toResponse(r, request.method.toUpperCase() === 'HEAD');
+    if (browser && headerSet) {
+      const bearer = isBearerRequest(request.headers.get('authorization') ?? undefined);
+      applyHeaderSet(response.headers, headerSet, bearer);
     }
+    return response;
+  }
+
+  function warnNoAddress(options: FetchOptions): void {
+    if (warnedNoAddress || options.remoteAddress !== undefined) return;
+    warnedNoAddress = true;
+    logger.warn({ setting: 'remoteAddress' }, deps.noAddressWarning);
   }
 
   return {
     async fetch(request, options = {}) {
-      const route = byPath.get(new URL(request.url).pathname);
-      if (!route) return null;
-      const method = request.method.toUpperCase();
-      if (route.methods !== 'any' && !route.methods.includes(method)) return null;
-      return run(route.handler, request, options);
+      const pathname = new URL(request.url).pathname;
+      const path = relativePath(pathname, deps.appPath);
+      const match =
+        path === undefined ? undefined : deps.routes.match(request.method.toUpperCase(), path);
+      if (!match) return null;
+      warnNoAddress(options);
+      const { core, cookies } = coreOf(request, options, path);
+      const browser = match.route.audience === 'browser';
+      try {
+        const r = await deps.routes.run(match)(core);
+        r.cookies.push(...cookies);
+        return answer(request, r, browser);
+      } catch (err) {
+        // No stack or message of ours reaches the client: the log has it.
+        logger.error({ err, route: match.route.id }, 'kit route failed');
+        return answer(request, INTERNAL(), browser);
+      }
     },
     async authenticate(request, options = {}) {
       const { core, cookies } = coreOf(request, options);
@@ -107,21 +132,34 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
       try {
         decision = await deps.authenticate(core);
       } catch (err) {
-        deps.logger.error({ err }, 'authenticate failed');
-        return toResponse(INTERNAL());
+        logger.error({ err }, 'authenticate failed');
+        return answer(request, INTERNAL(), true);
       }
       if (!decision.ok) {
         decision.response.cookies.push(...cookies);
-        return toResponse(withChallenge(decision.response));
+        return answer(request, decision.response, true);
       }
       // The new session's cookie reaches the browser on a redirect to the same URL without
       // the single-use launch token (kept out of history and of the page's Referer).
       if (decision.launched && deps.launchParam !== undefined) {
         const r = launchRedirect(request, deps.launchParam);
         r.cookies.push(...cookies);
-        return toResponse(r);
+        return answer(request, r, true);
       }
       return decision.store;
+    },
+    secureResponse(request, response) {
+      if (!headerSet) return response;
+      const bearer = isBearerRequest(request.headers.get('authorization') ?? undefined);
+      try {
+        applyHeaderSet(response.headers, headerSet, bearer);
+        return response;
+      } catch {
+        // Immutable headers (a Response from fetch(), Response.redirect): a copy takes them.
+        const copy = new Response(response.body, response);
+        applyHeaderSet(copy.headers, headerSet, bearer);
+        return copy;
+      }
     },
   };
 }

@@ -5,8 +5,8 @@
  * same session store, so a session started by either shell is read by both.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SessionData, Store } from 'express-session';
 import type { CoreCookie, CoreSession, CoreSessionData } from '../../core/http.js';
+import type { KitSessionStore, StoredSession } from '../../core/session-store.js';
 import type { ResolvedHttpOptions } from '../../http/options.js';
 
 type SessionOptions = Pick<
@@ -35,18 +35,22 @@ export function unsignSessionCookie(
   return undefined;
 }
 
+/** What is left of a stored session's lifetime (its cookie's `expires`), in ms. */
+function ttlOf(stored: StoredSession | null): number | undefined {
+  const expires = (stored?.['cookie'] as { expires?: unknown } | undefined)?.expires;
+  if (typeof expires !== 'string' && !(expires instanceof Date)) return undefined;
+  const at = new Date(expires).getTime();
+  return Number.isNaN(at) ? undefined : at - Date.now();
+}
+
 /** A request's session, and the cookies its changes need on the response. */
 export interface FetchSession {
   session: CoreSession;
   cookies: CoreCookie[];
 }
 
-function call<T>(fn: (cb: (err?: unknown, v?: T) => void) => void): Promise<T | undefined> {
-  return new Promise((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
-}
-
-/** Sessions over `store` with the app's session options. */
-export function createFetchSessions(options: SessionOptions, store: Store) {
+/** Sessions over `store` (the kit's session-store port) with the app's session options. */
+export function createFetchSessions(options: SessionOptions, store: KitSessionStore) {
   const cookieBase = {
     name: options.cookieName,
     httpOnly: true,
@@ -61,14 +65,17 @@ export function createFetchSessions(options: SessionOptions, store: Store) {
     let id = unsignSessionCookie(cookieValue, options.secret);
     let data: Partial<CoreSessionData> | undefined | null;
     const cookies: CoreCookie[] = [];
+    const presented = cookieValue !== undefined;
+    let stored: StoredSession | null = null;
     const load = async () => {
       if (data === undefined && id !== undefined) {
-        const got = await call<SessionData | null>((cb) => store.get(id!, cb));
-        data = (got ?? null) as Partial<CoreSessionData> | null;
+        stored = await store.get(id);
+        data = stored as Partial<CoreSessionData> | null;
       }
       return data ?? undefined;
     };
     const session: CoreSession = {
+      presented,
       async read() {
         const d = await load();
         return d?.storeId === undefined ? undefined : { storeId: d.storeId, authAt: d.authAt };
@@ -77,11 +84,11 @@ export function createFetchSessions(options: SessionOptions, store: Store) {
         const d = await load();
         if (!d || id === undefined) return;
         d.authAt = authAt;
-        await call((cb) => store.set(id!, d as SessionData, cb));
+        await store.set(id, { ...(stored ?? {}), ...d } as StoredSession, ttlOf(stored));
       },
       async start(storeId) {
         // A new id (no fixation): the old session, if any, ends.
-        if (id !== undefined) await call((cb) => store.destroy(id!, cb));
+        if (id !== undefined) await store.destroy(id);
         id = randomBytes(24).toString('base64url');
         const maxAgeMs = options.maxAgeSeconds * 1000;
         const cookie = {
@@ -90,13 +97,13 @@ export function createFetchSessions(options: SessionOptions, store: Store) {
           expires: new Date(Date.now() + maxAgeMs),
         };
         data = { storeId, authAt: Date.now() };
-        const stored = { cookie, ...data } as unknown as SessionData;
-        await call((cb) => store.set(id!, stored, cb));
+        stored = { cookie, ...data } as StoredSession;
+        await store.set(id, stored, maxAgeMs);
         const value = `s:${sign(id, options.secret[0] ?? '')}`;
         cookies.push({ ...cookieBase, value, maxAgeSeconds: options.maxAgeSeconds });
       },
       async destroy() {
-        if (id !== undefined) await call((cb) => store.destroy(id!, cb));
+        if (id !== undefined) await store.destroy(id);
         id = undefined;
         data = null;
         cookies.push({ ...cookieBase, value: '', maxAgeSeconds: 0 });

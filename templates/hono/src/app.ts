@@ -73,6 +73,15 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
     await next();
   });
 
+  // The app's own answers carry the kit's security headers, the set an Express route
+  // behind kit.authenticated() gets (CSP with the admin's frame-ancestors, HSTS, nosniff,
+  // Referrer-Policy, COOP…; an API call with its bearer token gets nosniff, HSTS and
+  // Vary: Authorization). Headers a route sets itself (the page's CSP) are kept.
+  app.use('*', async (c, next) => {
+    await next();
+    c.res = kit.secureResponse(c.req.raw, c.res);
+  });
+
   const api = new Hono<AppEnv>();
   api.use(
     '*',

@@ -8,9 +8,10 @@
  * cookie on requests it believes are HTTPS.
  */
 import type { Request, RequestHandler } from 'express';
-import session, { type Store } from 'express-session';
-import { isBearerRequest } from '../core/bearer.js';
-import type { ResolvedHttpOptions } from './options.js';
+import type { Store } from 'express-session';
+import { isBearerRequest } from '../../core/bearer.js';
+import type { ResolvedHttpOptions } from '../../http/options.js';
+import { expressFamily } from './family.js';
 
 declare module 'express-session' {
   interface SessionData {
@@ -41,7 +42,7 @@ export function sessionMiddleware(
   options: ResolvedHttpOptions['session'],
   store: Store,
 ): RequestHandler {
-  const handler = session({
+  const handler = expressFamily().session({
     name: options.cookieName,
     secret: options.secret,
     store,
@@ -65,30 +66,6 @@ export function sessionMiddleware(
     }
     handler(req, res, next);
   };
-}
-
-/**
- * The start-up warning for an app-configured MemoryStore outside development
- * and test: it forgets every session on restart, grows without bound, and is
- * not shared by a second instance (merchants bounce between install loops).
- * express-session's own warning only checks NODE_ENV and cannot name the fix.
- */
-export function memoryStoreWarning(
-  store: Store | undefined,
-  environment: string,
-): string | undefined {
-  if (store === undefined || environment === 'development' || environment === 'test') {
-    return undefined;
-  }
-  // The app may load its own copy of express-session: compare by name too.
-  const isMemory =
-    store instanceof session.MemoryStore || store.constructor?.name === 'MemoryStore';
-  if (!isMemory) return undefined;
-  return (
-    'session.store is a MemoryStore: sessions vanish on restart and are not shared by ' +
-    'instances. Remove session.store to keep sessions in the storage adapter (the database), ' +
-    'or pass a persistent express-session store.'
-  );
 }
 
 /** Replace the session id (fixation defence) and bind it to a store, then save. */

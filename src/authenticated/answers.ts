@@ -4,13 +4,14 @@
  * bearer tokens, cross-site writes, and the store the app cannot reach (503) or
  * credentials the platform refused (500). Pages carry the app's frame-ancestors.
  */
-import { CROSS_SITE_REQUEST } from '../authenticated/errors.js';
 import { NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
+import { CHALLENGE_INVALID } from '../core/challenge.js';
+import { type CoreRequest, type CoreResponse, respond } from '../core/http.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { renderPage, renderReauthorize } from '../install/pages.js';
 import { RefreshClientRejectedError } from '../refresh/errors.js';
-import { isEmbeddedLoad, isPageNavigation } from './authenticate-request.js';
-import { type CoreRequest, type CoreResponse, respond } from './http.js';
+import { CROSS_SITE_REQUEST } from './errors.js';
+import { isEmbeddedLoad, isPageNavigation } from './request.js';
 
 export interface AnswerContext {
   /** Absolute URL of the install begin route. */
@@ -54,7 +55,7 @@ export function invalidBearer(code: string, message: string): CoreResponse {
   return respond.json(
     401,
     { code, message },
-    { 'cache-control': NO_STORE, 'www-authenticate': 'Bearer error="invalid_token"' },
+    { 'cache-control': NO_STORE, 'www-authenticate': CHALLENGE_INVALID },
   );
 }
 

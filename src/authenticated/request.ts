@@ -3,8 +3,8 @@
  * fetch, inside the admin's iframe or not, a cross-site write, and query values
  * that count only when given once (a repeated key is refused as absent).
  */
-import { isBearerRequest } from './bearer.js';
-import type { CoreRequest } from './http.js';
+import { isBearerRequest } from '../core/bearer.js';
+import type { CoreRequest } from '../core/http.js';
 
 /** A query parameter given exactly once, else undefined. */
 export function singleQuery(req: CoreRequest, name: string): string | undefined {

@@ -3,39 +3,49 @@
  * token, the admin's launch token, or the session cookie), its installation
  * and the required scopes, then the store context, or the answer to send
  * instead (re-authorise, 401, 403 cross-site, 503, 500). Both shells call it:
- * Express's `kit.authenticated()` (past its in-memory fast path) and the Fetch
- * shell's `kit.authenticate(request)`.
+ * Express's `kit.authenticated()` (past its in-memory fast path, `fromMemory`
+ * below, which applies the same rules) and the Fetch shell's
+ * `kit.authenticate(request)`.
  */
-import {
-  SCOPES_CHANGED,
-  SESSION_REQUIRED,
-  SESSION_TOKEN_INVALID,
-} from '../authenticated/errors.js';
-import type { AuthenticatedStore } from '../authenticated/index.js';
-import {
-  isPlausibleStoreId,
-  type LaunchVerifier,
-  SessionTokenError,
-  type SessionTokenIssuer,
-} from '../authenticated/session-token.js';
 import type { StoreApiClient } from '../client/index.js';
+import { bearerToken, isBearerScheme } from '../core/bearer.js';
+import { withChallenge } from '../core/challenge.js';
+import type { CoreRequest, CoreResponse } from '../core/http.js';
+import { isStoreId } from '../core/store-id.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
 import type { TokenManager } from '../refresh/manager.js';
+import type { Installation } from '../storage/types.js';
 import {
   type AnswerContext,
   answerError,
   crossSiteRefused,
   invalidBearer,
   reauthorize,
-} from './authenticate-answers.js';
+} from './answers.js';
+import { SCOPES_CHANGED, SESSION_REQUIRED, SESSION_TOKEN_INVALID } from './errors.js';
+import { isCrossSiteWrite, isFramedOrUnknown, isPageNavigation, singleQuery } from './request.js';
 import {
-  isCrossSiteWrite,
-  isFramedOrUnknown,
-  isPageNavigation,
-  singleQuery,
-} from './authenticate-request.js';
-import { BEARER_TOKEN, isBearerScheme } from './bearer.js';
-import type { CoreRequest, CoreResponse } from './http.js';
+  type LaunchVerifier,
+  SessionTokenError,
+  type SessionTokenIssuer,
+} from './session-token.js';
+
+/** What `authenticated()` puts on `res.locals.store` (and `kit.authenticate` returns). */
+export interface AuthenticatedStore {
+  storeId: string;
+  /** Scopes the merchant granted. */
+  scopes: readonly string[];
+  /**
+   * Configured scopes the merchant did not grant. Empty unless
+   * `auth.narrowerScopes` is 'record' (with 'refuse' such a store is sent
+   * through the install instead).
+   */
+  missingScopes: readonly string[];
+  /** The API client for this store (refreshes itself, paced, typed errors). */
+  client: StoreApiClient;
+  /** Mint an app session token for the embedded frontend (`Authorization: Bearer`). */
+  sessionToken(): Promise<{ token: string; expiresAt: Date }>;
+}
 
 export interface AuthenticateDeps {
   sessionTokens: Pick<SessionTokenIssuer, 'verifySession' | 'mint'>;
@@ -84,6 +94,80 @@ interface Found {
 
 type Step = Found | { response: CoreResponse };
 
+/** `missingScopes` of a store that granted every scope: one frozen array for all requests. */
+const NONE_MISSING: readonly string[] = Object.freeze([]);
+
+/** The configured scopes a grant lacks (the same frozen empty array when none). */
+export function missingScopes(required: readonly string[], granted: readonly string[]) {
+  for (const s of required) {
+    if (!granted.includes(s)) return required.filter((r) => !granted.includes(r));
+  }
+  return NONE_MISSING;
+}
+
+/**
+ * Whether `installation` is the one a bearer token was minted for (`installedAt`,
+ * epoch ms; undefined: the request named no installation, a cookie or a launch).
+ */
+export function isMintedFor(installedAt: number | undefined, installation: Installation): boolean {
+  return installedAt === undefined || installation.installedAt.getTime() === installedAt;
+}
+
+/** The store context of an authenticated request. */
+function storeContext(
+  deps: Pick<AuthenticateDeps, 'client' | 'sessionTokens'>,
+  storeId: string,
+  installation: Installation,
+  missing: readonly string[],
+  authTime: number | undefined,
+): AuthenticatedStore {
+  const installedAt = installation.installedAt.getTime();
+  return {
+    storeId,
+    scopes: installation.scopes,
+    missingScopes: missing,
+    client: deps.client(storeId),
+    // A renewal keeps the session's start: it cannot outlive the session.
+    sessionToken: () => deps.sessionTokens.mint(storeId, { installedAt, authTime }),
+  };
+}
+
+/** What the in-memory path reads: remembered tokens and cached installations. */
+export interface MemoryDeps extends Pick<AuthenticateDeps, 'client' | 'sessionTokens' | 'scopes'> {
+  sessionTokens: AuthenticateDeps['sessionTokens'] &
+    Partial<Pick<SessionTokenIssuer, 'verifiedSession'>>;
+  tokens: Partial<Pick<TokenManager, 'cachedInstallation'>>;
+}
+
+/**
+ * `authenticate` without a promise, for a bearer token this process verified before
+ * (still before its expiry and its session's end) whose store's installation is in
+ * memory: the store, or undefined when anything needs the full path (first sight of
+ * a token, expiry, refresh, reload, a missing scope, another installation). The rules
+ * are the full path's own (`bearerToken`, `isMintedFor`, `missingScopes`); only the
+ * answers that need I/O are left to it.
+ */
+export function createMemoryAuthenticate(deps: MemoryDeps) {
+  const remembered = deps.sessionTokens.verifiedSession;
+  const cached = deps.tokens.cachedInstallation;
+  const required = deps.scopes;
+  return function fromMemory(authorization: string | undefined): AuthenticatedStore | undefined {
+    if (authorization === undefined || remembered === undefined || cached === undefined) {
+      return undefined;
+    }
+    const token = bearerToken(authorization);
+    if (token === undefined) return undefined;
+    const session = remembered(token);
+    if (session === undefined) return undefined;
+    const installation = cached(session.storeId);
+    if (installation === undefined || !isMintedFor(session.installedAt, installation)) {
+      return undefined;
+    }
+    if (missingScopes(required, installation.scopes) !== NONE_MISSING) return undefined;
+    return storeContext(deps, session.storeId, installation, NONE_MISSING, session.authTime);
+  };
+}
+
 /** Builds `authenticate(req)` over the kit's tokens, installations and session store. */
 export function createAuthenticate(deps: AuthenticateDeps) {
   const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
@@ -106,21 +190,27 @@ export function createAuthenticate(deps: AuthenticateDeps) {
     let storeId: string | undefined;
     try {
       const step = await findStore(deps, req, ctx, maxSessionAgeMs);
-      if ('response' in step) return { ok: false, response: step.response };
+      if ('response' in step) return refused(req, step.response);
       if (step.byCookie && step.storeId !== undefined && isCrossSiteWrite(req, appOrigin)) {
         deps.logger?.warn(
           { method: req.method, site: req.header('sec-fetch-site') ?? null },
           'Cross-site write with the session cookie refused.',
         );
-        return { ok: false, response: crossSiteRefused() };
+        return refused(req, crossSiteRefused());
       }
       storeId = step.storeId;
-      if (storeId === undefined) return { ok: false, response: noSession(deps, req, ctx) };
-      return await storeFor(deps, req, ctx, { ...step, storeId });
+      if (storeId === undefined) return refused(req, noSession(deps, req, ctx));
+      const decision = await storeFor(deps, req, ctx, { ...step, storeId });
+      return decision.ok ? decision : refused(req, decision.response);
     } catch (err) {
-      return { ok: false, response: answerError(req, ctx, storeId, err) };
+      return refused(req, answerError(req, ctx, storeId, err));
     }
   };
+}
+
+/** A refusal, its 401 carrying the challenge. */
+function refused(req: CoreRequest, response: CoreResponse): AuthDecision {
+  return { ok: false, response: withChallenge(response, req) };
 }
 
 /** No bearer token, launch or live session named a store. */
@@ -130,7 +220,7 @@ function noSession(deps: AuthenticateDeps, req: CoreRequest, ctx: AnswerContext)
   return reauthorize(
     req,
     ctx,
-    isPlausibleStoreId(q) ? q : undefined,
+    isStoreId(q) ? q : undefined,
     SESSION_REQUIRED,
     explained ?? 'No app session: open the app from the store admin, or send an app session token.',
   );
@@ -151,7 +241,7 @@ async function findStore(
 }
 
 async function fromBearer(deps: AuthenticateDeps, auth: string): Promise<Step> {
-  const token = BEARER_TOKEN.exec(auth)?.[1];
+  const token = bearerToken(auth);
   if (!token) {
     return {
       response: invalidBearer(
@@ -223,7 +313,7 @@ async function fromCookie(
   const queryStore = singleQuery(req, 'store_id');
   if (
     isPageNavigation(req) &&
-    isPlausibleStoreId(queryStore) &&
+    isStoreId(queryStore) &&
     current !== undefined &&
     queryStore !== current
   ) {
@@ -253,10 +343,10 @@ async function storeFor(
     response: reauthorize(req, ctx, storeId, code, message),
   });
   let installation = await deps.tokens.getInstallation(storeId);
-  if (found.installedAt !== undefined && installation.installedAt.getTime() !== found.installedAt) {
+  if (!isMintedFor(found.installedAt, installation)) {
     // The memory copy may predate a reinstall in another process; ask the database.
     installation = await deps.tokens.reload(storeId);
-    if (installation.installedAt.getTime() !== found.installedAt) {
+    if (!isMintedFor(found.installedAt, installation)) {
       // Minted for an installation that has since ended (uninstall, then reinstall):
       // the uninstall ended that session, as it ends cookie sessions.
       return refuse(
@@ -265,13 +355,11 @@ async function storeFor(
       );
     }
   }
-  const missingFrom = (granted: readonly string[]) =>
-    deps.scopes.filter((s) => !granted.includes(s));
-  let missing = missingFrom(installation.scopes);
+  let missing = missingScopes(deps.scopes, installation.scopes);
   if (missing.length > 0) {
     // The memory copy may predate a reinstall in another process; ask the database.
     installation = await deps.tokens.reload(storeId);
-    missing = missingFrom(installation.scopes);
+    missing = missingScopes(deps.scopes, installation.scopes);
   }
   if (missing.length > 0 && deps.narrowerScopes !== 'record') {
     return refuse(
@@ -279,15 +367,6 @@ async function storeFor(
       `The app now needs scopes the merchant has not granted (${missing.join(', ')}); authorise again.`,
     );
   }
-  const installedAt = installation.installedAt.getTime();
-  const { authTime } = found;
-  const store: AuthenticatedStore = {
-    storeId,
-    scopes: installation.scopes,
-    missingScopes: missing,
-    client: deps.client(storeId),
-    // A renewal keeps the session's start: it cannot outlive the session.
-    sessionToken: () => deps.sessionTokens.mint(storeId, { installedAt, authTime }),
-  };
+  const store = storeContext(deps, storeId, installation, missing, found.authTime);
   return { ok: true, store, launched: found.launched };
 }

@@ -7,7 +7,7 @@
  * handler; Express 5 has been the default on npm since 2025.
  */
 import { createRequire } from 'node:module';
-import { StoreAppError } from '../errors/index.js';
+import { StoreAppError } from '../../errors/index.js';
 
 export const EXPRESS_UNSUPPORTED = 'EXPRESS_UNSUPPORTED' as const;
 

@@ -6,9 +6,9 @@
  */
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { STORAGE_RETRY_AFTER_SECONDS, StoreAppError } from '../errors/index.js';
-import { sendPage } from '../install/pages.js';
-import { recordError } from '../telemetry/index.js';
+import { isStorageFailure, STORAGE_RETRY_AFTER_SECONDS } from '../../errors/index.js';
+import { recordError } from '../../telemetry/index.js';
+import { sendPage } from './pages.js';
 
 export function kitErrorHandler(logger: Logger): ErrorRequestHandler {
   return function storeAppErrorHandler(err: unknown, req, res, next) {
@@ -17,7 +17,7 @@ export function kitErrorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const log = res.locals.log ?? logger;
-    const storageDown = err instanceof StoreAppError && err.code === 'STORAGE_UNAVAILABLE';
+    const storageDown = isStorageFailure(err);
     const status = storageDown ? 503 : 500;
     const code = storageDown ? 'STORAGE_UNAVAILABLE' : 'INTERNAL_ERROR';
     log.error({ err }, storageDown ? 'database unavailable' : 'unexpected error in store-app-kit');

@@ -1,13 +1,26 @@
 /**
- * The webhook receiver's decisions over a `CoreRequest`: method (405), content
- * type (415), signature headers before any body byte (401), declared and real
- * size (413), the bound on unverified bytes held (503 + Retry-After), the body
- * deadline (408), verification (401), then dedupe/handlers/purge raced against
- * the acknowledgement deadline (200, 202, 500, 503). Same statuses and bodies
- * as the Express receiver (src/webhooks/receiver.ts), which keeps its own
- * Node-stream glue (draining refused bodies, keep-alive) on its fast path.
+ * The webhook receiver, one pipeline for both shells (`createWebhookCore`): the
+ * order of its checks, its answers, and the bounds on what a delivery may hold.
+ * The shells supply the body-reading port only (src/shells/express/adapter.ts reads
+ * Node streams, draining or closing refused bodies; src/shells/fetch/adapter.ts
+ * reads the `Request` body).
+ *
+ * Statuses: 405 other methods (with Allow), 415 non-JSON, 400 missing/malformed
+ * headers or invalid JSON, 401 unsigned / bad signature / stale or future timestamp
+ * (handlers never run), 413 too large (declared or read), 503 (Retry-After) when the
+ * unverified bytes held would pass `maxUnverifiedBytes`, 408 body slower than
+ * `bodyTimeoutMs`, 400 body cut off, 200 processed, duplicate or unknown topic, 202
+ * when handlers outlast `ackTimeoutMs`, 500 when a handler fails (so the platform
+ * retries), 503 when the database is unreachable.
  */
 import {
+  CoreBodyError,
+  type CoreHandler,
+  type CoreRequest,
+  type CoreResponse,
+} from '../core/http.js';
+import {
+  CONFIG_INVALID,
   isStorageFailure,
   STORAGE_RETRY_AFTER_SECONDS,
   STORAGE_UNAVAILABLE,
@@ -18,12 +31,11 @@ import {
   WEBHOOK_HANDLER_FAILED,
   WebhookHandlerError,
   WebhookVerificationError,
-} from '../webhooks/errors.js';
-import type { WebhookProcessor } from '../webhooks/handlers.js';
-import type { ResolvedWebhookOptions } from '../webhooks/options.js';
-import type { MinimalLogger, WebhookEvent, WebhookHeaders } from '../webhooks/types.js';
-import { checkDeliveryHeaders, verify } from '../webhooks/verify.js';
-import { CoreBodyError, type CoreHandler, type CoreRequest, type CoreResponse } from './http.js';
+} from './errors.js';
+import type { WebhookProcessor } from './handlers.js';
+import type { ResolvedWebhookOptions } from './options.js';
+import type { MinimalLogger, WebhookEvent, WebhookHeaders } from './types.js';
+import { checkDeliveryHeaders, verify } from './verify.js';
 
 export interface WebhookCoreDeps {
   options: ResolvedWebhookOptions;
@@ -194,25 +206,65 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
 
 export type WebhookDecisions = ReturnType<typeof createWebhookDecisions>;
 
-/** The webhook receiver as a core handler (the Fetch shell mounts it). */
+/** What answers a delivery whose body something before the kit consumed. */
+export const BODY_ALREADY_CONSUMED_FIX =
+  'a body parser mounted before kit.middleware() consumed the webhook body and kept no raw ' +
+  'copy, so its signature cannot be checked. Fix: mount kit.middleware() before ' +
+  'express.json(), or keep the bytes with express.json({ verify: keepRawBody }) ' +
+  "(import { keepRawBody } from 'store-app-kit')";
+
+/** The declared length of a body (`Content-Length`), or undefined. */
+function declaredLength(req: CoreRequest): number | undefined {
+  const raw = req.header('content-length');
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * The webhook receiver: one pipeline for both shells, over the request's
+ * body-reading port (`req.body`, `req.refuseBody`). The order of its checks is
+ * decided here once, cheapest and most telling first:
+ *
+ * 1. method (405) and content type (415): what the sender means to send;
+ * 2. the Standard Webhooks headers, present, well-formed and fresh (400/401),
+ *    before any body byte: an unsigned delivery is refused as unsigned, whatever
+ *    its size, and costs no read;
+ * 3. the declared length against `maxBodyBytes` (413);
+ * 4. a reservation against `maxUnverifiedBytes` (503 + Retry-After);
+ * 5. the read, up to `maxBodyBytes` within `bodyTimeoutMs` (413, 408, 400 aborted);
+ * 6. the signature over the raw bytes (401), then dedupe, handlers and purge raced
+ *    against the acknowledgement deadline (200, 202, 500, 503).
+ *
+ * Every refusal before the body is read asks the shell to refuse the body (drain a
+ * small one, close the connection of a large one); the reservation is released
+ * on every path once the bytes are verified or refused.
+ */
 export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
-  const { options } = deps;
+  const { options, logger } = deps;
   const decide = createWebhookDecisions(deps);
   const reservations = { held: 0, max: options.maxUnverifiedBytes };
+  let warnedConsumed = false;
+
+  /** A refusal before the body is read: the shell gets rid of the body. */
+  const early = (req: CoreRequest, r: CoreResponse): CoreResponse => {
+    req.refuseBody();
+    return r;
+  };
 
   return async function webhookReceiver(req) {
     const headers = headersOf(req);
-    const declared = Number(req.header('content-length'));
-    const early =
+    const refused =
       decide.refuseRequest(req.method, req.header('content-type')) ??
-      (Number.isFinite(declared) && declared > options.maxBodyBytes
-        ? decide.tooLarge()
-        : undefined) ??
       decide.refuseHeaders(headers, req.path);
-    if (early) return early;
+    if (refused) return early(req, refused);
+    const declared = declaredLength(req);
+    if (declared !== undefined && declared > options.maxBodyBytes) {
+      return early(req, decide.tooLarge());
+    }
     // Reserve what the body may grow to before holding any of it.
-    const reserved = Number.isFinite(declared) && declared >= 0 ? declared : options.maxBodyBytes;
-    if (reservations.held + reserved > reservations.max) return decide.busy();
+    const reserved = declared ?? options.maxBodyBytes;
+    if (reservations.held + reserved > reservations.max) return early(req, decide.busy());
     reservations.held += reserved;
     let verified: Awaited<ReturnType<WebhookDecisions['verify']>>;
     try {
@@ -224,15 +276,35 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
       );
     } catch (err) {
       if (!(err instanceof CoreBodyError)) throw err;
-      if (err.reason === 'too_large') return decide.tooLarge();
-      if (err.reason === 'timeout') return decide.bodyTimeout();
-      return refusal(400, 'WEBHOOK_BODY_ABORTED', 'The webhook body was cut off');
+      if (err.reason === 'consumed') {
+        if (!warnedConsumed) {
+          warnedConsumed = true;
+          logger?.error(
+            { errorCode: CONFIG_INVALID, path: req.path },
+            `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`,
+          );
+        }
+        return refusal(500, CONFIG_INVALID, `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`);
+      }
+      return bodyRefusal(req, err, decide);
     } finally {
       // Verified or refused: either way these bytes no longer count as unverified.
       reservations.held -= reserved;
     }
     return 'refused' in verified ? verified.refused : decide.acknowledge(verified.event);
   };
+}
+
+/** The answer to a body that could not be read (413, 408, 400). */
+function bodyRefusal(req: CoreRequest, err: CoreBodyError, decide: WebhookDecisions): CoreResponse {
+  if (err.reason === 'too_large') {
+    // The rest of the body is still coming: drained or cut off, never held.
+    req.refuseBody();
+    return decide.tooLarge();
+  }
+  if (err.reason === 'timeout') return decide.bodyTimeout();
+  // The sender went away mid-body: nobody is left to read an answer.
+  return refusal(400, 'WEBHOOK_BODY_ABORTED', 'The webhook body was cut off');
 }
 
 /**

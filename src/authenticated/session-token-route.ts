@@ -3,10 +3,9 @@
  * page swaps its session for `{ token, expiresAt }` (an app session token for
  * `Authorization: Bearer`), never cached.
  */
-import type { AuthenticatedStore } from '../authenticated/index.js';
-import { SessionTokenError } from '../authenticated/session-token.js';
-import type { AuthDecision } from './authenticate.js';
-import { type CoreHandler, type CoreRequest, type CoreResponse, respond } from './http.js';
+import { type CoreHandler, type CoreRequest, type CoreResponse, respond } from '../core/http.js';
+import type { AuthDecision, AuthenticatedStore } from './authenticate.js';
+import { SessionTokenError } from './session-token.js';
 
 /** The session-token answer for an authenticated store; rethrows what is not a token refusal. */
 export async function sessionTokenResponse(store: AuthenticatedStore): Promise<CoreResponse> {

@@ -1,0 +1,286 @@
+/**
+ * The composition: one function builds the kit's services from `storeApp()` options,
+ * without a framework: storage, the token and client runtime, session tokens,
+ * `authenticate`, the purge lifecycle (its forget and confirm side effects), the
+ * outbox, webhook processing, health, install, the kit's route table, the session
+ * store and the header set. The shells (src/shells/express, src/shells/fetch) only
+ * adapt what it built; `src/kit.ts` turns it into the kit object.
+ *
+ * Each section builds one module from the resolved config and hands it what it
+ * needs; logic lives in the modules.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import {
+  type AuthDecision,
+  type AuthenticatedStore,
+  createAuthenticate,
+  createMemoryAuthenticate,
+} from '../authenticated/index.js';
+import { type ApiRuntime, createApiRuntime } from '../authenticated/runtime.js';
+import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from '../config/index.js';
+import type { CoreRequest } from '../core/http.js';
+import type { KitRoutes } from '../core/routes.js';
+import {
+  framingWarning,
+  type HeaderSet,
+  kitHeaderSet,
+  pageFrameAncestors,
+} from '../core/security-headers.js';
+import {
+  fromCallbackStore,
+  type KitSessionStore,
+  memoryStoreWarning,
+} from '../core/session-store.js';
+import { createGrantChecker, type GrantChecker } from '../grant/index.js';
+import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthCheck } from '../health/index.js';
+import { healthDetailWarning } from '../health/options.js';
+import { createKitLogger } from '../http/logger.js';
+import { createInstallContext, type InstallContext } from '../install/context.js';
+import { ancestorsDirective } from '../install/pages.js';
+import { withDiscoveredEndpoints } from '../oauth/discovery.js';
+import { createPurge, type PurgeFunction } from '../purge/index.js';
+import { createPurgeOutbox, type PurgeOutbox } from '../purge/outbox.js';
+import { createStorage } from '../storage/index.js';
+import type { Storage } from '../storage/types.js';
+import { createWebhooks, type KitWebhooks } from '../webhooks/index.js';
+import { kitRoutes } from './routes.js';
+
+/** What the composition built: everything the kit object and the shells use. */
+export interface KitServices {
+  config: ResolvedConfig;
+  logger: Logger;
+  storage: Storage;
+  api: ApiRuntime;
+  /** Purges a store and forgets its in-memory state (installation, client, gate). */
+  purge: PurgeFunction;
+  grants: GrantChecker;
+  outbox: PurgeOutbox;
+  webhooks: KitWebhooks;
+  health: HealthCheck;
+  install: InstallContext;
+  /** The core's `authenticate`, built once for both shells. */
+  authenticate(req: CoreRequest, frameAncestors?: string): Promise<AuthDecision>;
+  /** Its in-memory form (the Express shell's synchronous fast path). */
+  fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
+  /** The kit's route table, mounted by both shells. */
+  routes: KitRoutes;
+  /** Where browser sessions live: the app's `session.store`, else the database. */
+  sessions: KitSessionStore;
+  /** The kit's security-header set; undefined when `securityHeaders.enabled` is false. */
+  headerSet: HeaderSet | undefined;
+  /** The `frame-ancestors` directive of the kit's pages (undefined: the app sends its own). */
+  pageFraming: string | undefined;
+  /** The app URL's path, without a trailing slash (`''` at the root). */
+  appPath: string;
+  /** Stops background work and closes the database (reverse order of building). */
+  close(): Promise<void>;
+}
+
+/** Resolves and validates the options (one pass), with the platform's discovered endpoints. */
+async function configure(options: StoreAppOptions): Promise<ResolvedConfig> {
+  const resolved = resolveConfig(options);
+  return { ...resolved, oauth: await withDiscoveredEndpoints(resolved.oauth, options.oauth) };
+}
+
+/** The start-up warnings for settings that work but leave something open. */
+function warnAtStart(config: ResolvedConfig, logger: Logger): void {
+  const { securityHeaders } = config;
+  const framing = framingWarning(securityHeaders.enabled, securityHeaders.framing);
+  if (framing) logger.warn({ setting: 'securityHeaders' }, framing);
+  const memoryStore = memoryStoreWarning(config.session.store, config.environment);
+  if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
+  const healthDetail = healthDetailWarning(config.health);
+  if (healthDetail) logger.warn({ setting: 'health.detail' }, healthDetail);
+}
+
+/** Opens the kit's storage (migrations applied unless the app opts out). */
+function openStorage(config: ResolvedConfig, logger: Logger): Promise<Storage> {
+  return createStorage({
+    ...(config.storage.adapter
+      ? { adapter: config.storage.adapter }
+      : { databaseUrl: config.storage.databaseUrl }),
+    encryptionKeys: config.storage.encryptionKeys,
+    migrate: config.storage.migrate,
+    pool: { max: config.storage.poolMax },
+    timeoutMs: config.storage.timeoutMs,
+    logger: logger.child({ component: 'storage' }),
+  });
+}
+
+/**
+ * The purge lifecycle: the purge itself (whoever calls it, the store's in-memory
+ * state goes too), the outbox that works pending uninstall purges until done, and
+ * the grant checker an install confirms.
+ */
+function purgeLifecycle(
+  config: ResolvedConfig,
+  logger: Logger,
+  storage: Storage,
+  api: ApiRuntime,
+): { purge: PurgeFunction; outbox: PurgeOutbox; grants: GrantChecker } {
+  const purge = createPurge({
+    storage,
+    options: config.purge,
+    logger: logger.child({ component: 'purge' }),
+  });
+  const purgeStore: PurgeFunction = async (storeId, o) => {
+    try {
+      return await purge(storeId, o);
+    } finally {
+      api.forget(storeId);
+    }
+  };
+  const outbox = createPurgeOutbox({
+    pendingPurges: storage.pendingPurges,
+    purge: purgeStore,
+    logger: logger.child({ component: 'purge' }),
+    ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
+    // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
+    concurrency: Math.min(4, Math.max(1, Math.floor(config.storage.poolMax / 2))),
+  });
+  const grants = createGrantChecker({
+    client: (storeId) => api.client(storeId),
+    storedScopes: async (storeId) => (await storage.installations.get(storeId))?.scopes,
+    requiredScopes: config.oauth.scopes,
+    sessionCheckUrl: config.client.sessionCheckUrl ?? config.oauth.sessionCheckUrl,
+    logger: logger.child({ component: 'grant' }),
+  });
+  return { purge: purgeStore, outbox, grants };
+}
+
+/** Webhook processing: registry, dedupe, handlers, the uninstall purge through the outbox. */
+function webhookProcessing(
+  config: ResolvedConfig,
+  logger: Logger,
+  storage: Storage,
+  lifecycle: { purge: PurgeFunction; outbox: PurgeOutbox },
+): KitWebhooks {
+  return createWebhooks({
+    storage,
+    options: config.webhooks,
+    purge: lifecycle.purge,
+    outbox: lifecycle.outbox,
+    logger: logger.child({ component: 'webhooks' }),
+    // Pooled databases only: on SQLite the deliveries share one COMMIT, a gate would shrink it.
+    ...(storage.dialect === 'postgres' || storage.dialect === 'mysql'
+      ? {
+          recordPool: {
+            poolMax: config.storage.poolMax,
+            storageTimeoutMs: config.storage.timeoutMs,
+          },
+        }
+      : {}),
+  });
+}
+
+/**
+ * The health report. Each probe writes a new short-lived claim row (pruned with the
+ * other expired claims): a full disk or a read-only database fails it while reads work.
+ */
+function healthCheck(config: ResolvedConfig, storage: Storage, api: ApiRuntime): HealthCheck {
+  const probeId = randomUUID();
+  let probes = 0;
+  return createHealthCheck({
+    pendingPurges: storage.pendingPurges,
+    lastRefreshFailure: () => api.tokens.lastRefreshFailure(),
+    pendingTokenWrites: () => api.tokens.pendingWrites(),
+    writeProbe: () =>
+      storage.claimOnce(
+        HEALTH_PROBE_NAMESPACE,
+        `${probeId}.${++probes}`,
+        new Date(Date.now() + 60_000),
+      ),
+    options: config.health,
+  });
+}
+
+/** `authenticate` (built once for both shells) and its in-memory form. */
+function authentication(config: ResolvedConfig, logger: Logger, api: ApiRuntime, framing?: string) {
+  const client = (storeId: string) => api.client(storeId);
+  const authenticate = createAuthenticate({
+    sessionTokens: api.sessionTokens,
+    tokens: api.tokens,
+    client,
+    scopes: config.oauth.scopes,
+    narrowerScopes: config.auth.narrowerScopes,
+    launch: api.launch,
+    launchWatch: api.launchWatch,
+    beginUrl: config.auth.beginUrl,
+    reauthorizeHeader: config.authenticated.reauthorizeHeader,
+    maxSessionAgeSeconds: config.session.maxAgeSeconds,
+    frameAncestors: framing,
+    logger: logger.child({ component: 'authenticated' }),
+  });
+  const fromMemory = createMemoryAuthenticate({
+    sessionTokens: api.sessionTokens,
+    tokens: api.tokens,
+    client,
+    scopes: config.oauth.scopes,
+  });
+  return { authenticate, fromMemory };
+}
+
+/** Builds the kit's services; a configuration or database mistake throws here, at start. */
+export async function composeKit(options: StoreAppOptions = {}): Promise<KitServices> {
+  const config = await configure(options);
+  const logger = createKitLogger(config.logger);
+  warnAtStart(config, logger);
+  const closers: Array<() => Promise<void> | void> = [];
+  const storage = await openStorage(config, logger);
+  closers.push(() => storage.close());
+  const api = createApiRuntime(config, { storage, logger: logger.child({ component: 'client' }) });
+  api.start();
+  closers.push(() => api.close());
+  const lifecycle = purgeLifecycle(config, logger, storage, api);
+  closers.push(() => lifecycle.grants.close());
+  lifecycle.outbox.start();
+  closers.push(() => lifecycle.outbox.close());
+  const webhooks = webhookProcessing(config, logger, storage, lifecycle);
+  const health = healthCheck(config, storage, api);
+  const frameAncestors = pageFrameAncestors(config);
+  const install = createInstallContext({
+    config,
+    storage,
+    logger,
+    // Both shells: in-memory state of the store goes, and the new grant is confirmed.
+    onInstalled: (storeId) => {
+      api.forget(storeId);
+      lifecycle.grants.confirmInstall(storeId);
+    },
+    pageFrameAncestors: frameAncestors,
+  });
+  const pageFraming = ancestorsDirective(frameAncestors);
+  const auth = authentication(config, logger, api, pageFraming);
+  const { store } = config.session;
+  return {
+    ...lifecycle,
+    ...auth,
+    config,
+    logger,
+    storage,
+    api,
+    webhooks,
+    health,
+    install,
+    routes: kitRoutes({ config, install, webhooks, health, authenticate: auth.authenticate }),
+    sessions: store ? fromCallbackStore(store) : storage.sessions(),
+    headerSet: headerSetOf(config),
+    pageFraming,
+    appPath: new URL(config.appUrl).pathname.replace(/\/+$/, ''),
+    async close() {
+      for (const close of closers.reverse()) await close();
+      closers.length = 0;
+    },
+  };
+}
+
+/** The kit's header set under the app's options (undefined: the app sends its own). */
+function headerSetOf(config: ResolvedConfig): HeaderSet | undefined {
+  if (!config.securityHeaders.enabled) return undefined;
+  return kitHeaderSet({
+    embedded: config.embedded,
+    framing: config.securityHeaders.framing,
+    https: config.session.secure,
+  });
+}

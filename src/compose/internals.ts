@@ -1,0 +1,26 @@
+/**
+ * The kit's internals for the kit's own tests and benchmarks: the sealed storage and
+ * the resolved configuration (which holds secrets). Not on the kit object, not a
+ * package entry: an app reaches neither.
+ */
+import type { ResolvedConfig } from '../config/index.js';
+import type { Storage } from '../storage/types.js';
+
+export interface KitInternals {
+  storage: Storage;
+  config: ResolvedConfig;
+}
+
+const internals = new WeakMap<object, KitInternals>();
+
+/** Records `kit`'s internals (the kit does it when it is built). */
+export function registerInternals(kit: object, value: KitInternals): void {
+  internals.set(kit, value);
+}
+
+/** The internals of a kit built by `storeApp()`. */
+export function internalsOf(kit: object): KitInternals {
+  const found = internals.get(kit);
+  if (!found) throw new Error('Not a kit built by storeApp().');
+  return found;
+}
