@@ -54,16 +54,22 @@ export const CALLBACKS_PER_SOURCE = 2;
 export const SESSION_COOKIE = 'store_app.sid';
 export const BINDING_COOKIE = 'store_app_oauth';
 
-/** The kit's own tables, counted before and after a case. */
-export const TABLES = [
-  'store_app_installations',
-  'store_app_claims',
-  'store_app_sessions',
-  'store_app_webhook_deliveries',
-  'store_app_pending_purges',
-  'store_app_purge_audit',
-] as const;
-export type Table = (typeof TABLES)[number];
+/**
+ * The kit's rows, counted before and after a case. Claims: the install's own
+ * (state and code, ten minutes each); the health probe's and the launch's come
+ * and go on their own clock.
+ */
+const COUNTS = {
+  store_app_installations: 'select count(*) as n from store_app_installations',
+  install_claims:
+    "select count(*) as n from store_app_claims where namespace in ('oauth-state', 'oauth-code')",
+  store_app_sessions: 'select count(*) as n from store_app_sessions',
+  store_app_webhook_deliveries: 'select count(*) as n from store_app_webhook_deliveries',
+  store_app_pending_purges: 'select count(*) as n from store_app_pending_purges',
+  store_app_purge_audit: 'select count(*) as n from store_app_purge_audit',
+} as const;
+export type Table = keyof typeof COUNTS;
+export const TABLES = Object.keys(COUNTS) as Table[];
 export type Rows = Record<Table, number>;
 
 /** One HTTP answer as the client saw it. */
@@ -497,6 +503,8 @@ export async function startParity(options: ParityOptions = {}): Promise<Parity> 
         session: { secret: randomBytes(32).toString('base64url'), ...extra.session },
         webhooks: { secrets: creds.webhookSecret, ...WEBHOOK_LIMITS, ...extra.webhooks },
         health: { path: '/healthz', token: HEALTH_TOKEN, cacheMs: 0, ...extra.health },
+        // No second sweep a minute after a purge: the outbox's rows settle within the case.
+        purgeHorizonMs: extra.purgeHorizonMs ?? 0,
         auth: {
           maxCallbacksPerSourcePerMinute: CALLBACKS_PER_SOURCE,
           beforeInstall: () => {
@@ -537,7 +545,7 @@ export async function startParity(options: ParityOptions = {}): Promise<Parity> 
         async rows() {
           const out = {} as Rows;
           for (const t of TABLES) {
-            const r = await reader.query<{ n: string }>(`select count(*) as n from ${t}`);
+            const r = await reader.query<{ n: string }>(COUNTS[t]);
             out[t] = Number(r.rows[0]!.n);
           }
           return out;

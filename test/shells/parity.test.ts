@@ -15,6 +15,7 @@
  * To add a case: one entry in CASES. Nothing else.
  */
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   CALLBACK_OUTCOMES,
@@ -185,7 +186,7 @@ function outcome(
   more: Partial<Expected> = {},
   code: string | null = CALLBACK_OUTCOMES[kind].code,
 ): Expected {
-  const { status } = CALLBACK_OUTCOMES[kind];
+  const status = more.status ?? CALLBACK_OUTCOMES[kind].status;
   return {
     status,
     code,
@@ -476,9 +477,12 @@ const CASES: ParityCase[] = [
       status: 200,
       code: null,
       headers: NOSNIFF,
+      // The store's installation and sessions go, audited once; nothing stays pending.
       rows: {
         store_app_webhook_deliveries: 1,
         store_app_installations: -1,
+        store_app_sessions: -1,
+        store_app_purge_audit: 1,
         store_app_pending_purges: 0,
       },
       spans: [webhookSpan(200), { name: SPAN.purge }],
@@ -505,7 +509,7 @@ const CASES: ParityCase[] = [
         },
       },
       cookies: { [BINDING_COOKIE]: { state: 'set', attrs: BINDING_ATTRS } },
-      rows: { store_app_claims: 0, store_app_sessions: 0 },
+      rows: { install_claims: 0, store_app_sessions: 0 },
       spans: [beginSpan(302)],
     },
   }),
@@ -529,7 +533,7 @@ const CASES: ParityCase[] = [
       code: E.STORE_ID_INVALID,
       headers: { ...BROWSER_SET, ...NO_STORE },
       cookies: { [BINDING_COOKIE]: null },
-      rows: { store_app_claims: 0 },
+      rows: { install_claims: 0 },
       spans: [beginSpan(400, E.STORE_ID_INVALID)],
     },
   }),
@@ -539,13 +543,13 @@ const CASES: ParityCase[] = [
     name: 'callback: a repeated parameter is malformed',
     outcome: 'malformed',
     run: (app) => app.browser().get('/auth/callback?code=a&code=b&state=s', TOP_LEVEL),
-    expect: outcome('malformed', { rows: { store_app_claims: 0 } }),
+    expect: outcome('malformed', { rows: { install_claims: 0 } }),
   }),
   c({
     name: 'callback: the platform reports an error',
     outcome: 'platform_error',
     run: (app) => app.browser().get('/auth/callback?error=server_error&state=whatever', TOP_LEVEL),
-    expect: outcome('platform_error', { rows: { store_app_claims: 0 } }),
+    expect: outcome('platform_error', { rows: { install_claims: 0 } }),
   }),
   c({
     name: 'callback: the merchant declined (access_denied)',
@@ -559,7 +563,7 @@ const CASES: ParityCase[] = [
     run: (_app, s) => s.jar.get(s.denied, TOP_LEVEL),
     expect: outcome(
       'platform_error',
-      { status: 403, rows: { store_app_claims: 0 } },
+      { status: 403, rows: { install_claims: 0 } },
       E.ACCESS_DENIED,
     ),
   }),
@@ -567,13 +571,13 @@ const CASES: ParityCase[] = [
     name: 'callback: no code',
     outcome: 'missing_params',
     run: (app) => app.browser().get(`/auth/callback?state=abc&store_id=${SOME_STORE}`, TOP_LEVEL),
-    expect: outcome('missing_params', { rows: { store_app_claims: 0 } }),
+    expect: outcome('missing_params', { rows: { install_claims: 0 } }),
   }),
   c({
     name: 'callback: a store id that is not one',
     outcome: 'store_id_invalid',
     run: (app) => app.browser().get('/auth/callback?code=a&state=b&store_id=nope', TOP_LEVEL),
-    expect: outcome('store_id_invalid', { rows: { store_app_claims: 0 } }),
+    expect: outcome('store_id_invalid', { rows: { install_claims: 0 } }),
   }),
   c({
     name: 'callback: begun in another browser (no pending-install cookie)',
@@ -581,7 +585,7 @@ const CASES: ParityCase[] = [
     setup: (app) => approved(app),
     run: (app, s) => app.browser().get(s.callbackUrl, TOP_LEVEL),
     expect: outcome('binding_missing', {
-      rows: { store_app_claims: 0, store_app_installations: 0 },
+      rows: { install_claims: 0, store_app_installations: 0 },
     }),
   }),
   c({
@@ -594,7 +598,11 @@ const CASES: ParityCase[] = [
     },
     run: (_app, jar) =>
       jar.get(`/auth/callback?code=abc&state=${'A'.repeat(43)}&store_id=${SOME_STORE}`, TOP_LEVEL),
-    expect: outcome('state_invalid', { rows: { store_app_claims: 0 } }),
+    // `update`: this install leaves the cookie; the one this browser did begin stays in it.
+    expect: outcome('state_invalid', {
+      rows: { install_claims: 0 },
+      cookies: { [BINDING_COOKIE]: { state: 'set', attrs: BINDING_ATTRS } },
+    }),
   }),
   c({
     name: `callback: past ${CALLBACKS_PER_SOURCE} callbacks a minute from one address, 429`,
@@ -612,7 +620,7 @@ const CASES: ParityCase[] = [
     run: (_app, s) => junkCallback(s.jar, s.authorizeUrl, SOME_STORE),
     expect: outcome('rate_limited', {
       headers: { 'retry-after': seconds },
-      rows: { store_app_claims: 0 },
+      rows: { install_claims: 0 },
     }),
   }),
   c({
@@ -645,7 +653,7 @@ const CASES: ParityCase[] = [
     },
     run: (_app, s) => s.jar.get(s.swapped, TOP_LEVEL),
     expect: outcome('store_mismatch', {
-      rows: { store_app_installations: 0, store_app_claims: 1 },
+      rows: { store_app_installations: 0, install_claims: 1 },
     }),
   }),
   c({
@@ -661,7 +669,7 @@ const CASES: ParityCase[] = [
     },
     run: (_app, s) => s.jar.get(s.replay, TOP_LEVEL),
     expect: outcome('code_replayed', {
-      rows: { store_app_installations: 0, store_app_claims: 1 },
+      rows: { store_app_installations: 0, install_claims: 1 },
     }),
   }),
   c({
@@ -794,7 +802,7 @@ const CASES: ParityCase[] = [
         [BINDING_COOKIE]: { state: 'cleared' },
         [SESSION_COOKIE]: { state: 'set', attrs: ['httponly', 'path=/'] },
       },
-      rows: { store_app_installations: 1, store_app_sessions: 1, store_app_claims: 2 },
+      rows: { store_app_installations: 1, store_app_sessions: 1, install_claims: 2 },
     }),
   }),
 
@@ -1044,7 +1052,7 @@ const CASES: ParityCase[] = [
       status: 405,
       code: 'METHOD_NOT_ALLOWED',
       headers: { ...NOSNIFF, allow: methods('GET', 'HEAD') },
-      rows: { store_app_claims: 0 },
+      rows: { install_claims: 0 },
     },
   }),
   c({
@@ -1117,13 +1125,14 @@ const CASES: ParityCase[] = [
 
 // --- the runner -------------------------------------------------------------------
 
-/** The kit's handler spans (not the client's or the background's). */
-const HANDLER_SPANS: ReadonlySet<string> = new Set([
+/** The kit's spans of a request (not the client's, not background work's). */
+const REQUEST_SPANS: ReadonlySet<string> = new Set([
   SPAN.installBegin,
   SPAN.installCallback,
   SPAN.webhook,
-  SPAN.purge,
 ]);
+/** Spans a request's work starts under it (a purge the uninstall delivery runs). */
+const NESTED_SPANS: ReadonlySet<string> = new Set([SPAN.purge]);
 /** Headers compared between the shells (normalised: values that differ by app are named). */
 const COMPARED = [
   'www-authenticate',
@@ -1148,8 +1157,19 @@ let otel: Otel;
 
 /** Waits (bounded) until `count` handler spans ended, or a short quiet period when unknown. */
 async function spansSettle(count?: number) {
-  const handlerSpans = () => otel.spans().filter((s) => HANDLER_SPANS.has(s.name));
-  const end = Date.now() + 5000;
+  // A purge counts when a request of the case started it (same trace), not the outbox's.
+  const handlerSpans = () => {
+    const all = otel.spans();
+    const traces = new Set(
+      all.filter((s) => REQUEST_SPANS.has(s.name)).map((s) => s.spanContext().traceId),
+    );
+    return all.filter(
+      (s) =>
+        REQUEST_SPANS.has(s.name) ||
+        (NESTED_SPANS.has(s.name) && traces.has(s.spanContext().traceId)),
+    );
+  };
+  const end = Date.now() + 3000;
   while (count !== undefined && handlerSpans().length < count && Date.now() < end) {
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -1286,7 +1306,7 @@ async function runCase(k: ParityCase, app: ShellApp): Promise<void> {
     const value = Array.isArray(raw) ? raw.join(', ') : raw;
     if (e === null) expect(value, `${where}: no ${name}`).toBeUndefined();
     else if (typeof e === 'string') expect(value, `${where}: ${name}`).toBe(e);
-    else if (e instanceof RegExp) expect(value, `${where}: ${name}`).toMatch(e);
+    else if (e instanceof RegExp) expect(value ?? '(absent)', `${where}: ${name}`).toMatch(e);
     else expect(e.test(value, app), `${where}: ${name} is ${e.describe}, got ${value}`).toBe(true);
   }
   for (const [name, e] of Object.entries(expected.cookies ?? {})) {
@@ -1327,6 +1347,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await parity?.close();
   await otel?.shutdown();
+  // PARITY_OBSERVATIONS=<file>: what each shell did in each case, to read a failure side by side.
+  const file = process.env.PARITY_OBSERVATIONS;
+  if (file) writeFileSync(file, `${JSON.stringify(Object.fromEntries(seen), null, 2)}\n`);
 });
 
 describe('the table covers the install callback', () => {
