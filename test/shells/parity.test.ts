@@ -1263,6 +1263,8 @@ interface Observation {
 async function runCase(k: ParityCase, app: ShellApp): Promise<void> {
   app.source = freshSource();
   app.handled.length = 0;
+  // The setup's own spans are its business (a setup may wait for one); the case's come after.
+  otel.reset();
   const state = k.setup ? await k.setup(app) : undefined;
   app.handled.length = 0;
   const before = await app.rows();
