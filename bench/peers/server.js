@@ -5,7 +5,7 @@
 // Started with fork(); sends { ready, urls, kitToken, kitTokens, shopifyToken,
 // shopifyTokens }, then answers { cpu } (process CPU µs so far) and { memory }
 // (after a full GC).
-//   BENCH_SIDES   comma-separated sides to start (default: all). The peer bench
+//   BENCH_SIDES   comma-separated sides to start (default: all but the Hono ones). The peer bench
 //                 starts one side per process, so no two servers share a heap,
 //                 a GC or an event loop (issue 24 item 4).
 //   BENCH_STORES  stores installed (kit) or sessions stored (Shopify), each
@@ -66,7 +66,9 @@ const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
 const dir = mkdtempSync(join(tmpdir(), 'sak-bench-peers-server-'));
 const ALL_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable', 'hono', 'honoBare'];
-const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',') : ALL_SIDES);
+// Without BENCH_SIDES (the soak suite): the Express sides, as before the Hono ones existed.
+const DEFAULT_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable'];
+const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',') : DEFAULT_SIDES);
 for (const s of sides) if (!ALL_SIDES.includes(s)) throw new Error(`unknown side ${s}`);
 if (process.env.BENCH_WITHOUT_SHOPIFY === '1') sides.delete('shopify');
 const STORES = Number(process.env.BENCH_STORES ?? 1);
