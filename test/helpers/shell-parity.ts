@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import express from 'express';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { StoreAppOptions } from '../../src/config/index.js';
@@ -345,26 +345,26 @@ async function startExpress(kitRef: { kit?: StoreAppKit }, reachedApp: string[])
   return { server, mount };
 }
 
+type HonoEnv = { Bindings: HttpBindings };
+
 async function startFetch(
   kitRef: { kit?: StoreAppKit },
   remote: 'forwarded' | 'none',
   reachedApp: string[],
 ) {
-  const app = new Hono<{ Bindings: HttpBindings }>();
-  const remoteAddress = (c: {
-    req: { header(n: string): string | undefined };
-    env: HttpBindings;
-  }) =>
-    remote === 'none'
-      ? undefined
-      : forwardedFor(c.req.header('x-forwarded-for'), c.env.incoming.socket.remoteAddress);
+  const app = new Hono<HonoEnv>();
+  /** What the app passes as `remoteAddress` (nothing, in `none` mode). */
+  const options = (c: Context<HonoEnv>): { remoteAddress?: string } => {
+    if (remote === 'none') return {};
+    const address = forwardedFor(
+      c.req.header('x-forwarded-for'),
+      c.env.incoming.socket.remoteAddress,
+    );
+    return address === undefined ? {} : { remoteAddress: address };
+  };
   // The kit's routes first, as docs/runtimes.md and templates/hono mount them.
   app.use('*', async (c, next) => {
-    const address = remoteAddress(c);
-    const answered = await kitRef.kit!.fetch(
-      c.req.raw,
-      address === undefined ? {} : { remoteAddress: address },
-    );
+    const answered = await kitRef.kit!.fetch(c.req.raw, options(c));
     if (answered) return answered;
     await next();
   });
@@ -373,13 +373,7 @@ async function startFetch(
     await next();
     c.res = kitRef.kit!.secureResponse(c.req.raw, c.res);
   });
-  const authenticate = (c: { req: { raw: Request } } & Parameters<typeof remoteAddress>[0]) => {
-    const address = remoteAddress(c);
-    return kitRef.kit!.authenticate(
-      c.req.raw,
-      address === undefined ? {} : { remoteAddress: address },
-    );
-  };
+  const authenticate = (c: Context<HonoEnv>) => kitRef.kit!.authenticate(c.req.raw, options(c));
   app.get('/', async (c) => {
     const store = await authenticate(c);
     if (store instanceof Response) return store;

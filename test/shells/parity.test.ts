@@ -83,7 +83,7 @@ interface ParityCase<S = unknown> {
   setup?(app: ShellApp): Promise<S>;
   /** The request(s) under test; the answer the expectations read. */
   run(app: ShellApp, state: S): Promise<Answer>;
-  expect: Expected | ((app: ShellApp) => Expected);
+  expect: Expected;
   /** The callback outcome this case reaches (every row of CALLBACK_OUTCOMES has one). */
   outcome?: CallbackOutcomeKind;
 }
@@ -1271,7 +1271,7 @@ async function runCase(k: ParityCase, app: ShellApp): Promise<void> {
   app.reachedApp.length = 0;
   otel.reset();
   const answer = await k.run(app, state);
-  const expected = typeof k.expect === 'function' ? k.expect(app) : k.expect;
+  const expected = k.expect;
   const spans = await spansSettle(expected.spans?.length);
   const after = await app.rows();
 
