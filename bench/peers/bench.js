@@ -1,6 +1,6 @@
 // The kit side by side with what its users would otherwise pick (issue 15):
 // @shopify/shopify-api (+ its memory and SQLite session storages),
-// standardwebhooks, @octokit/webhooks-methods and bare Express 5, in
+// standardwebhooks, @octokit/webhooks-methods, bare Express 5 and bare Hono, in
 // interleaved rounds (medians; "paired" is the median of each round's own
 // ratio, robust to the machine's load drifting).
 //
@@ -9,6 +9,9 @@
 //   BENCH_QUICK=1 npm run bench:peers    fewer, shorter rounds
 //   BENCH_CONNECTIONS=16,50              connection counts of the HTTP figures
 //   BENCH_STORES=1000                    stores (a session token each) the route names
+//   BENCH_BASELINE=<dir>                 adds the route figures of another build (before/after
+//                                        in one run): <dir>/dist served by this bench's servers,
+//                                        <dir>/node_modules beside it (e.g. a worktree of main, built)
 //
 // HTTP figures (issue 24 item 4: measure what users see): every server runs in
 // a child process of its own (bench/peers/server.js, one side each), the load
@@ -193,7 +196,8 @@ if (selected('verify')) {
 // server's. The load is bench/tools/socket-load.js (prepared request bytes,
 // keep-alive, one request in flight per connection), lean enough that at 50
 // connections the server, not the generator, sets the pace.
-const httpFigures = ['receiver', 'route'].some(selected);
+const httpFigures = ['receiver', 'route', 'hono-route'].some(selected);
+const BASELINE = process.env.BENCH_BASELINE;
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '16,50').split(',').map(Number);
 // Users have many merchants: every request of the route names the next of
 // STORES stores (round robin), each with its own session token, as a busy app
@@ -378,12 +382,26 @@ if (selected('route')) {
   const kit = await startSide('kit');
   const bare = await startSide('bare');
   const shopify = await startSide('shopify');
+  const before = BASELINE
+    ? await startSide('kit', { BENCH_KIT_DIST: join(BASELINE, 'dist') })
+    : undefined;
   for (const connections of CONNECTIONS) {
     await httpRows(
       {
         kit: warmable(
           measureHttp(kit, connections, roundRobin(`${kit.url}/api/data`, kit.info.kitTokens)),
         ),
+        ...(before
+          ? {
+              before: warmable(
+                measureHttp(
+                  before,
+                  connections,
+                  roundRobin(`${before.url}/api/data`, before.info.kitTokens),
+                ),
+              ),
+            }
+          : {}),
         // The same tokens: bare Express reads none of them (the same handler, no kit).
         bare: warmable(
           measureHttp(bare, connections, roundRobin(`${bare.url}/api/data`, kit.info.kitTokens)),
@@ -409,10 +427,77 @@ if (selected('route')) {
           'shopify',
           '>=1.2',
         ],
+        ...(before
+          ? [
+              [
+                `  before (${BASELINE}): the same route, ${connections} conn (req/s) vs the same handler on bare Express`,
+                'before',
+                'bare',
+                '>=0.9',
+              ],
+            ]
+          : []),
       ],
     );
   }
-  for (const s of [kit, bare, shopify]) s.ask('close');
+  for (const s of [kit, bare, shopify, before]) s?.ask('close');
+}
+
+// --- the same route on the Fetch shell: Hono on Node ------------------------------
+if (selected('hono-route')) {
+  const hono = await startSide('hono');
+  const bare = await startSide('honoBare');
+  const before = BASELINE
+    ? await startSide('hono', { BENCH_KIT_DIST: join(BASELINE, 'dist') })
+    : undefined;
+  const headers = (side) =>
+    side.info.honoSecure
+      ? 'with kit.secureResponse'
+      : 'without a header set (no kit.secureResponse)';
+  console.log(`Hono route: ${headers(hono)}${before ? `; before: ${headers(before)}` : ''}`);
+  for (const connections of CONNECTIONS) {
+    await httpRows(
+      {
+        hono: warmable(
+          measureHttp(hono, connections, roundRobin(`${hono.url}/api/data`, hono.info.kitTokens)),
+        ),
+        // The same tokens: bare Hono reads none of them (the same handler, no kit).
+        bare: warmable(
+          measureHttp(bare, connections, roundRobin(`${bare.url}/api/data`, hono.info.kitTokens)),
+        ),
+        ...(before
+          ? {
+              before: warmable(
+                measureHttp(
+                  before,
+                  connections,
+                  roundRobin(`${before.url}/api/data`, before.info.kitTokens),
+                ),
+              ),
+            }
+          : {}),
+      },
+      [
+        [
+          `Hono route behind kit.authenticate (kit.fetch first, as docs/runtimes.md mounts it), ${connections} conn, ${STORES} stores (req/s) vs the same handler on bare Hono`,
+          'hono',
+          'bare',
+          '>=0.85',
+        ],
+        ...(before
+          ? [
+              [
+                `  before (${BASELINE}): the same Hono route, ${connections} conn (req/s) vs bare Hono`,
+                'before',
+                'bare',
+                '>=0.85',
+              ],
+            ]
+          : []),
+      ],
+    );
+  }
+  for (const s of [hono, bare, before]) s?.ask('close');
 }
 if (children.length) {
   await Promise.all(

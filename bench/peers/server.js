@@ -5,7 +5,7 @@
 // Started with fork(); sends { ready, urls, kitToken, kitTokens, shopifyToken,
 // shopifyTokens }, then answers { cpu } (process CPU µs so far) and { memory }
 // (after a full GC).
-//   BENCH_SIDES   comma-separated sides to start (default: all). The peer bench
+//   BENCH_SIDES   comma-separated sides to start (default: all but the Hono ones). The peer bench
 //                 starts one side per process, so no two servers share a heap,
 //                 a GC or an event loop (issue 24 item 4).
 //   BENCH_STORES  stores installed (kit) or sessions stored (Shopify), each
@@ -13,6 +13,7 @@
 //                 merchants, each request of the bench names the next one.
 //   BENCH_SQLITE_SYNCHRONOUS  the durable peer's `synchronous` level when the
 //                 kit is not in the same process (the bench reads the kit's).
+//   BENCH_KIT_DIST the kit build to serve (default: this checkout's dist/).
 //   BENCH_VARIANT  one piece of the kit's route added or taken away, to see
 //                 what it costs (bench/tools/route-ablation.js): on the kit,
 //                 `no-security-headers`, `middleware-only` (no authenticated())
@@ -33,6 +34,11 @@
 //            an in-memory dedupe Set
 //   webhookDurable  the same with the ids committed to a SQLite file
 //            (the kit's synchronous level) instead of the Set
+//   hono     the kit on Hono (@hono/node-server) as docs/runtimes.md and the
+//            Hono template mount it: kit.fetch first (with the socket's
+//            address), GET /api/data behind kit.authenticate, and the kit's
+//            header set through kit.secureResponse when the kit has it
+//   honoBare the same GET /api/data handler on bare Hono
 // NODE_ENV=production and the kit's default logging (info to stdout: nothing
 // per request at that level).
 process.env.NODE_ENV = 'production';
@@ -40,21 +46,32 @@ process.env.NODE_ENV = 'production';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { Webhook } from 'standardwebhooks';
-import { internalsOf } from '../../dist/compose/internals.js';
-import { storeApp } from '../../dist/index.js';
-import { startPlatform } from '../../dist/platform/index.js';
 import { installStore, listen } from '../lib.js';
+
+// BENCH_KIT_DIST: another build's dist/ (a copy of main's, with node_modules beside it),
+// so `npm run bench:peers` can measure before and after in the same run (BENCH_BASELINE).
+const dist = process.env.BENCH_KIT_DIST
+  ? pathToFileURL(`${resolve(process.env.BENCH_KIT_DIST)}/`)
+  : new URL('../../dist/', import.meta.url);
+const { storeApp } = await import(new URL('index.js', dist).href);
+const { startPlatform } = await import(new URL('platform/index.js', dist).href);
+// The kit's storage: `internalsOf(kit)` since issue 31, `kit.storage` in older builds.
+const internals = await import(new URL('compose/internals.js', dist).href).catch(() => null);
+const storageOf = (kit) => (internals ? internals.internalsOf(kit).storage : kit.storage);
 
 const secret = process.env.BENCH_WEBHOOK_SECRET;
 if (!secret) throw new Error('BENCH_WEBHOOK_SECRET is required');
 const dir = mkdtempSync(join(tmpdir(), 'sak-bench-peers-server-'));
-const ALL_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable'];
-const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',') : ALL_SIDES);
+const ALL_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable', 'hono', 'honoBare'];
+// Without BENCH_SIDES (the soak suite): the Express sides, as before the Hono ones existed.
+const DEFAULT_SIDES = ['kit', 'bare', 'shopify', 'webhook', 'webhookDurable'];
+const sides = new Set(process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',') : DEFAULT_SIDES);
 for (const s of sides) if (!ALL_SIDES.includes(s)) throw new Error(`unknown side ${s}`);
 if (process.env.BENCH_WITHOUT_SHOPIFY === '1') sides.delete('shopify');
 const STORES = Number(process.env.BENCH_STORES ?? 1);
@@ -91,7 +108,7 @@ async function startKit() {
   const storeIds = [];
   for (let i = 0; i < STORES; i++) {
     storeIds.push(
-      await installStore(platform, internalsOf(kit).storage, registered, {
+      await installStore(platform, storageOf(kit), registered, {
         redirectUri: `${appUrl}/auth/callback`,
       }),
     );
@@ -102,14 +119,18 @@ async function startKit() {
     handled++;
   });
 
-  const kitApp = express();
-  if (VARIANT !== 'authenticated-only') kitApp.use(kit.middleware());
-  if (VARIANT === 'middleware-only') kitApp.get('/api/data', handler);
-  else kitApp.get('/api/data', kit.authenticated(), handler);
+  let kitApp;
+  if (sides.has('kit')) {
+    kitApp = express();
+    if (VARIANT !== 'authenticated-only') kitApp.use(kit.middleware());
+    if (VARIANT === 'middleware-only') kitApp.get('/api/data', handler);
+    else kitApp.get('/api/data', kit.authenticated(), handler);
+  }
   const kitTokens = [];
   for (const id of storeIds) kitTokens.push((await kit.sessionToken(id)).token);
   const kitSynchronous = kit.db.$client.pragma('synchronous', { simple: true });
   return {
+    kit,
     kitApp,
     kitTokens,
     kitSynchronous,
@@ -206,7 +227,55 @@ if (VARIANT === 'nested-router') {
   bareApp.use(nested);
 }
 bareApp.get('/api/data', handler);
-const kitSide = sides.has('kit') ? await startKit() : undefined;
+const kitSide = sides.has('kit') || sides.has('hono') ? await startKit() : undefined;
+
+// --- Hono on Node: the kit's Fetch shell, and bare Hono ---------------------------
+// The same route work as the Express sides: the same JSON, the store's id on the kit.
+const HONO_BARE_ID = '00000000-0000-4000-8000-000000000000';
+
+/** A Node server for a Hono app, as @hono/node-server serves it; `.listen` like Express's. */
+async function honoListenable(app) {
+  const { createAdaptorServer } = await import('@hono/node-server');
+  const server = createAdaptorServer({ fetch: app.fetch });
+  return { listen: (port, host, cb) => server.listen(port, host, () => cb()) && server };
+}
+
+/** The kit mounted as docs/runtimes.md and templates/hono do. */
+async function startHonoKit(kit) {
+  const { Hono } = await import('hono');
+  const app = new Hono();
+  // Whether the kit applies its header set to app routes (kit.secureResponse, issue 31);
+  // a build without it measures the route without the headers.
+  const secure = typeof kit.secureResponse === 'function';
+  app.use('*', async (c, next) => {
+    const answered = await kit.fetch(c.req.raw, {
+      remoteAddress: c.env.incoming.socket.remoteAddress,
+    });
+    if (answered) return answered;
+    await next();
+  });
+  if (secure) {
+    app.use('*', async (c, next) => {
+      await next();
+      c.res = kit.secureResponse(c.req.raw, c.res);
+    });
+  }
+  app.get('/api/data', async (c) => {
+    const store = await kit.authenticate(c.req.raw);
+    if (store instanceof Response) return store;
+    return c.json({ storeId: store.storeId, ok: true });
+  });
+  return { app: await honoListenable(app), secure };
+}
+
+async function startHonoBare() {
+  const { Hono } = await import('hono');
+  const app = new Hono();
+  app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));
+  return honoListenable(app);
+}
+const honoSide = sides.has('hono') ? await startHonoKit(kitSide.kit) : undefined;
+const honoBareApp = sides.has('honoBare') ? await startHonoBare() : undefined;
 
 // --- Shopify, as its docs show for an embedded app --------------------------------
 // Its packages live in bench/peers/node_modules (`npm run bench:peers` installs
@@ -336,6 +405,8 @@ const apps = {
   shopify: shopifySide?.shopApp,
   webhook: webhookApp,
   webhookDurable: durableApp,
+  hono: honoSide?.app,
+  honoBare: honoBareApp,
 };
 const servers = {};
 for (const side of ALL_SIDES) if (sides.has(side)) servers[side] = await listen(apps[side]);
@@ -398,6 +469,7 @@ process.on('message', async (m) => {
 process.send({
   ready: true,
   kitSynchronous,
+  honoSecure: honoSide?.secure,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken: kitSide?.kitTokens[0],
   kitTokens: kitSide?.kitTokens,
