@@ -527,7 +527,7 @@ const CASES: ParityCase[] = [
   }),
   c({
     name: 'install begin with a store id that is not one: 400',
-    run: (app) => app.browser().get('/auth?store_id=not-a-store', TOP_LEVEL),
+    run: (app) => app.browser().get('/auth?store_id=not%20a%20store%3F', TOP_LEVEL),
     expect: {
       status: 400,
       code: E.STORE_ID_INVALID,
@@ -576,7 +576,7 @@ const CASES: ParityCase[] = [
   c({
     name: 'callback: a store id that is not one',
     outcome: 'store_id_invalid',
-    run: (app) => app.browser().get('/auth/callback?code=a&state=b&store_id=nope', TOP_LEVEL),
+    run: (app) => app.browser().get('/auth/callback?code=a&state=b&store_id=no%2Fpe', TOP_LEVEL),
     expect: outcome('store_id_invalid', { rows: { install_claims: 0 } }),
   }),
   c({
