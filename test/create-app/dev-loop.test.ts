@@ -216,7 +216,7 @@ describe.each(['express', 'hono'] as const)('npm run dev (%s template)', (templa
     },
   );
 
-  it('with the ports free: says the redirect URI is registered, then prints the admin URL', {
+  it('with the ports free: says the redirect URI is registered, prints the admin URL, logs readable lines with codes', {
     timeout: 90_000,
   }, async () => {
     const [appPort, platformPort] = [await freePort(), await freePort()];
@@ -224,6 +224,7 @@ describe.each(['express', 'hono'] as const)('npm run dev (%s template)', (templa
       ...cleanEnv(),
       ...settings(appPort, platformPort),
       DATABASE_URL: join(work, `${template}-app.db`),
+      LOG_LEVEL: 'warn',
     };
     const dev = start(process.execPath, [join(laid[template]!.dist, 'dev.js')], work, env);
     started.push(dev);
@@ -231,6 +232,16 @@ describe.each(['express', 'hono'] as const)('npm run dev (%s template)', (templa
     expect(dev.output()).toContain(
       `Redirect URI http://127.0.0.1:${appPort}/auth/callback is registered on the local platform (checked by starting an install).`,
     );
+    // Item 10: the kit's logs as readable lines, not JSON, with the refusal's code shown.
+    await fetch(`http://127.0.0.1:${appPort}/?launch=not-a-launch-token`, {
+      headers: { accept: 'text/html', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+    });
+    await dev.waitFor(
+      /^\[\d\d:\d\d:\d\d\] WARN: Launch token refused\. .*"errorCode":"[A-Z_]+"/m,
+      10_000,
+    );
+    expect(dev.output()).not.toContain('"level":');
+    expect(dev.output()).not.toContain('[redacted]');
     await dev.stop();
   });
 });

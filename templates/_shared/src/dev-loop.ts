@@ -13,11 +13,16 @@
  * setting missing from `.env`, a redirect URI the platform would refuse. The
  * last is checked by starting an install against the app itself, as the
  * admin's Install button does; the admin URL is printed only after that.
+ *
+ * The kit's logs are printed as readable lines (pino-pretty), not JSON; `LOG_LEVEL`
+ * (e.g. `debug`) sets how much, as it does under `npm start`.
  */
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { dirname } from 'node:path';
+import pretty from 'pino-pretty';
+import type { StoreAppOptionsWithoutAdapter } from 'store-app-kit';
 import { type Platform, startPlatform } from 'store-app-kit/platform';
 import { loadDotEnv, requireEnv } from './env.js';
 import { describeStartFailure } from './start-errors.js';
@@ -188,11 +193,27 @@ async function checkRegistration(
   return `  Redirect URI ${sent} is registered on the local platform (checked by starting an install).`;
 }
 
+/** The kit's logs as readable lines (time, level, message, fields), synchronous to stdout. */
+function devLogger(): StoreAppOptionsWithoutAdapter['logger'] {
+  return {
+    destination: pretty({
+      colorize: process.stdout.isTTY === true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname,module',
+      singleLine: true,
+      sync: true,
+    }),
+  };
+}
+
 /**
- * Runs the local platform and the app: `startApp` builds the app (after `.env` is loaded and
- * the platform runs) and returns its server, which is listened on here.
+ * Runs the local platform and the app: `startApp` builds the app with the options given
+ * (readable logs; call it after `.env` is loaded and the platform runs) and returns its
+ * server, which is listened on here.
  */
-export async function runDev(startApp: () => Promise<DevApp>): Promise<void> {
+export async function runDev(
+  startApp: (options: StoreAppOptionsWithoutAdapter) => Promise<DevApp>,
+): Promise<void> {
   loadDotEnv();
   let ports: ReturnType<typeof devPorts>;
   let appUrl: URL;
@@ -260,7 +281,7 @@ export async function runDev(startApp: () => Promise<DevApp>): Promise<void> {
       platform.listStores().find((s) => s.name === DEV_STORE_NAME) ??
       platform.createStore({ name: DEV_STORE_NAME, seed: true })
     ).storeId;
-    app = await startApp();
+    app = await startApp({ logger: devLogger() });
   } catch (err) {
     return stop(describeStartFailure(err));
   }

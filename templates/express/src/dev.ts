@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import { runDev } from './dev-loop.js';
 
-await runDev(async () => {
-  const { app, close } = await createApp();
+await runDev(async (options) => {
+  const { app, close } = await createApp(options);
   return { server: createServer(app), close };
 });

@@ -7,7 +7,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { createApp } from './app.js';
 import { runDev } from './dev-loop.js';
 
-await runDev(async () => {
-  const { app, close } = await createApp();
+await runDev(async (options) => {
+  const { app, close } = await createApp(options);
   return { server: createAdaptorServer({ fetch: app.fetch }) as Server, close };
 });
