@@ -52,7 +52,7 @@ beforeAll(async () => {
   cpSync(join(laid.dir, 'package.json'), join(work, 'package.json'));
   mkdirSync(join(work, 'node_modules'));
   symlinkSync(root, join(work, 'node_modules', 'store-app-kit'), 'dir');
-  for (const dep of ['express', 'drizzle-orm']) {
+  for (const dep of ['express', 'drizzle-orm', 'pino-pretty']) {
     symlinkSync(join(root, 'node_modules', dep), join(work, 'node_modules', dep), 'dir');
   }
   // What create-store-app writes: the settings in .env, read by the dev entry.
