@@ -91,14 +91,13 @@ await layTemplate(join(root, 'templates'), 'express', demoDir);
 linkPackage(demoDir, 'store-app-kit', root);
 if (relative(root, demoDir).startsWith('..')) {
   // Outside the repository Node's lookup does not reach the root node_modules: link the
-  // template's other dependencies (and the type packages its compile reads) from there.
+  // template's dependencies and devDependencies from there (the dev entry imports pino-pretty;
+  // the compile reads the @types packages).
   const pkg = JSON.parse(readFileSync(join(demoDir, 'package.json'), 'utf8'));
-  const names = [
-    ...Object.keys(pkg.dependencies),
-    ...Object.keys(pkg.devDependencies).filter((n) => n.startsWith('@types/')),
-  ];
+  const names = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)];
   for (const name of names) {
-    if (name !== 'store-app-kit') linkPackage(demoDir, name, join(root, 'node_modules', name));
+    const target = join(root, 'node_modules', name);
+    if (name !== 'store-app-kit' && existsSync(target)) linkPackage(demoDir, name, target);
   }
 }
 run([tsc, '-p', join(demoDir, 'tsconfig.build.json')], 'compiling the template');

@@ -28,7 +28,8 @@ Options:
   --no-git              Do not create a git repository
   --yes, -y             Accept the defaults; never prompt
   --force               Replace the directory if it is not empty
-  --kit <spec|tgz>      store-app-kit version or packed tarball (env CREATE_STORE_APP_KIT_SPEC)
+  --kit <spec|tgz>      store-app-kit version, or a packed tarball (copied into vendor/)
+                        (env CREATE_STORE_APP_KIT_SPEC)
   --help, -h            Show this help
   --version, -v         Print the version of create-store-app
 

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import validateName from 'validate-npm-package-name';
 import {
   CreateAppError,
+  INVALID_ARGUMENT,
   INVALID_NAME,
   SCAFFOLD_FAILED,
   TARGET_NOT_EMPTY,
@@ -46,7 +47,8 @@ export interface ScaffoldOptions {
   force?: boolean;
   /**
    * Version spec of `store-app-kit` written into package.json: a semver range, or a path to a
-   * packed tarball (turned into a `file:` spec).
+   * packed tarball, which is copied into the project's `vendor/` and referenced as
+   * `file:vendor/<name>.tgz` (so the project installs on another host too).
    * @default env CREATE_STORE_APP_KIT_SPEC, else `^<this package's version>`
    */
   kit?: string;
@@ -139,6 +141,15 @@ export function detectPackageManager(env: NodeJS.ProcessEnv = process.env): Pack
   const agent = env['npm_config_user_agent'] ?? '';
   const name = agent.split(' ')[0]?.split('/')[0];
   return PACKAGE_MANAGERS.find((pm) => pm === name) ?? 'npm';
+}
+
+/** Where a packed kit given by `--kit` is copied inside the new project. */
+export const VENDOR_DIR = 'vendor';
+
+/** The tarball a `file:…tgz` kit spec names (absolute), or undefined for a registry range. */
+function tarballPath(spec: string): string | undefined {
+  if (!spec.startsWith('file:') || !spec.endsWith('.tgz')) return undefined;
+  return resolve(spec.slice('file:'.length));
 }
 
 export function kitSpecFrom(kit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
@@ -247,6 +258,23 @@ async function writeProject(
   const gi = join(tempDir, '_gitignore');
   if (existsSync(gi)) await rename(gi, join(tempDir, '.gitignore'));
 
+  // A packed kit (`--kit store-app-kit-x.tgz`, before the kit is on the registry) goes inside
+  // the project: `file:vendor/…` resolves on any host that has the project, so `npm ci` works
+  // there too (an absolute `file:/…` path works only on this machine).
+  let spec = kitSpec;
+  const kitTarball = tarballPath(kitSpec);
+  if (kitTarball !== undefined) {
+    if (!existsSync(kitTarball)) {
+      throw new CreateAppError(
+        INVALID_ARGUMENT,
+        `--kit ${kitTarball}: no such file; pack the kit first (\`npm pack\` in store-app-kit).`,
+      );
+    }
+    await mkdir(join(tempDir, VENDOR_DIR), { recursive: true });
+    await cp(kitTarball, join(tempDir, VENDOR_DIR, basename(kitTarball)));
+    spec = `file:${VENDOR_DIR}/${basename(kitTarball)}`;
+  }
+
   const pkgPath = join(tempDir, 'package.json');
   const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as Record<string, unknown> & {
     dependencies?: Record<string, string>;
@@ -254,7 +282,7 @@ async function writeProject(
   pkg['name'] = name;
   pkg['version'] = '0.1.0';
   pkg['private'] = true;
-  pkg.dependencies = { ...pkg.dependencies, 'store-app-kit': kitSpec };
+  pkg.dependencies = { ...pkg.dependencies, 'store-app-kit': spec };
   // Each package manager's own allowlist for install scripts, so better-sqlite3
   // gets its native build (npm's `allowScripts` is in the template already).
   if (pm === 'yarn') {

@@ -278,7 +278,9 @@ async function fromLaunch(deps: AuthenticateDeps, req: CoreRequest): Promise<Fou
     storeId = await deps.launch.verifier.verify(token);
   } catch (err) {
     if (!(err instanceof SessionTokenError)) throw err;
-    deps.logger?.warn({ code: err.code }, 'Launch token refused.');
+    // `errorCode`: a `code` field is redacted (it may be an authorization code); this one is
+    // the refusal's stable code (expired, replayed, another app's), not a secret.
+    deps.logger?.warn({ errorCode: err.code }, 'Launch token refused.');
     return undefined;
   }
   try {

@@ -78,12 +78,16 @@ export type StorageOptions = StoreAppStorageOptions;
 const APP_URL_ENV = 'STORE_APP_URL';
 const NODE_ENV = 'NODE_ENV';
 
+/** The minimum level the kit logs (`logger.level`): fatal, error, warn, info, debug, trace, silent. */
+const LOGGER_ENV = { level: 'LOG_LEVEL' } as const;
+
 /** Environment variables backing options, per section (`appUrl` at the top). */
 const SECTION_ENV = {
   oauth: OAUTH_ENV,
   storage: STORAGE_ENV,
   session: SESSION_ENV,
   webhooks: WEBHOOK_ENV,
+  logger: LOGGER_ENV,
 } as const;
 
 /** Every environment variable the kit reads. */
@@ -93,6 +97,7 @@ export const ENV = {
   ...STORAGE_ENV,
   sessionSecret: SESSION_ENV.secret,
   webhookSecret: WEBHOOK_ENV.secrets,
+  logLevel: LOGGER_ENV.level,
   nodeEnv: NODE_ENV,
 } as const;
 

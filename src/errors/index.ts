@@ -75,8 +75,9 @@ export const STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE' as const;
 /**
  * Why the database failed: `disk_full`, `read_only`, `locked` (a lock held
  * past the wait limit), `timeout` (no answer within the storage deadline),
- * `unreachable` (connection refused, lost or not allowed), `schema`
- * (migrations missing) or `unknown`.
+ * `unreachable` (connection refused or lost), `database_missing` (the server
+ * answers, the database in the URL does not exist), `access_denied` (user or
+ * password refused), `schema` (migrations missing) or `unknown`.
  */
 export type StorageFailureReason =
   | 'disk_full'
@@ -84,6 +85,8 @@ export type StorageFailureReason =
   | 'locked'
   | 'timeout'
   | 'unreachable'
+  | 'database_missing'
+  | 'access_denied'
   | 'schema'
   | 'unknown';
 

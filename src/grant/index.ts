@@ -150,7 +150,7 @@ export function createGrantChecker(deps: GrantCheckDeps): GrantChecker {
         deps.logger.warn(
           {
             storeId,
-            code: err instanceof StoreApiError ? err.code : undefined,
+            errorCode: err instanceof StoreApiError ? err.code : undefined,
             status: err instanceof StoreApiError ? err.status : undefined,
           },
           err instanceof StoreApiError && err.code === 'SESSION_CHECK_NOT_FOUND'

@@ -34,7 +34,7 @@ export interface HealthReport {
     error: string | null;
     /**
      * Why it failed (`disk_full`, `read_only`, `locked`, `timeout`,
-     * `unreachable`, `schema`, `unknown`), else null.
+     * `unreachable`, `database_missing`, `access_denied`, `schema`, `unknown`), else null.
      */
     reason: StorageFailureReason | null;
   };

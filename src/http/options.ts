@@ -172,7 +172,8 @@ export const loggerOptionsSchema = v.union(
     v.strictObject({
       /**
        * Minimum level logged.
-       * @default the level of `instance` when it has a string `level`, else as without one
+       * @default process.env.LOG_LEVEL, else the level of `instance` when it has a string
+       * `level`, else as without one
        */
       level,
       /**
@@ -200,7 +201,7 @@ export const loggerOptionsSchema = v.union(
     v.strictObject({
       /**
        * Minimum level logged.
-       * @default 'info' ('silent' when NODE_ENV=test)
+       * @default process.env.LOG_LEVEL, else 'info' ('silent' when NODE_ENV=test)
        */
       level,
       /**

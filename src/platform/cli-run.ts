@@ -310,7 +310,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       registered.push({ ...platform.registerApp(config), name: config.name });
   } catch (err) {
     await platform.close();
-    io.stderr(`store-platform: ${(err as Error).message}\n`);
+    // Code and message, one line (PLATFORM_APP_EXISTS, PLATFORM_INVALID_APP: a --app file).
+    const code = (err as { code?: unknown }).code;
+    io.stderr(
+      `store-platform: ${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}\n`,
+    );
     return 1;
   }
   const lines = [

@@ -10,7 +10,12 @@ runCli(process.argv.slice(2), {
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`store-platform: ${err instanceof Error ? err.message : String(err)}\n`);
+    // Code and message, one line: never Node's report of an uncaught error.
+    const code = (err as { code?: unknown } | null)?.code;
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(
+      `store-platform: ${typeof code === 'string' ? `${code}: ` : ''}${message}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -67,6 +67,8 @@ ul.scope-list{padding-left:18px}ul.scope-list li{margin:4px 0}
 .badge.succeeded{background:#d3f9d8;color:var(--ok)}.badge.failed{background:#ffe3e3;color:var(--danger)}.badge.pending{background:#fff3bf}
 iframe.app{width:100%;height:calc(100vh - 110px);border:0;background:#fff}
 .bar{padding:8px 24px;background:#fff;border-bottom:1px solid var(--line);display:flex;gap:16px;align-items:center}
+.url{overflow-wrap:anywhere}
+@media (max-width:640px){table.stack thead{display:none}table.stack tr,table.stack td{display:block}table.stack tr{border-bottom:1px solid var(--line);padding:8px 0}table.stack td{border:0;padding:4px 0}table.stack td.right{text-align:left;white-space:normal}}
 `;
 
 export interface PageOptions {

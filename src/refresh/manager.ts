@@ -295,7 +295,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
         // settings (below); a warn per store and per sweep would bury it.
         if (!isInvalidClient(err)) {
           logger?.warn(
-            { storeId, code: err instanceof StoreAppError ? err.code : undefined, attempt },
+            { storeId, errorCode: err instanceof StoreAppError ? err.code : undefined, attempt },
             'Token refresh failed.',
           );
         }
@@ -624,7 +624,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       skip.add(storeId);
       if (!(err instanceof RefreshClientRejectedError)) {
         logger?.warn(
-          { storeId, code: err instanceof StoreAppError ? err.code : undefined },
+          { storeId, errorCode: err instanceof StoreAppError ? err.code : undefined },
           'Background refresh failed for a store.',
         );
       }
@@ -792,7 +792,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           .catch((err) => {
             outage.record(err);
             logger?.error(
-              { code: err instanceof StoreAppError ? err.code : undefined },
+              { errorCode: err instanceof StoreAppError ? err.code : undefined },
               'Background token sweep failed; will try again.',
             );
             return { checked: 0, refreshed: 0, failed: 1, leaseLost: 0 };

@@ -116,7 +116,7 @@ export function storageError(what: string, err: unknown): StoreAppError {
       ? err.cause
       : err;
   const reason = classifyStorageFailure(driver);
-  return new StorageError(storageFailureMessage(what, reason, driverCode(driver)), {
+  return new StorageError(storageFailureMessage(what, reason, driverCode(driver), driver), {
     cause: driver,
     reason,
   });

@@ -455,3 +455,25 @@ describe('any input', () => {
     );
   });
 });
+
+describe('LOG_LEVEL (issue 32 item 10)', () => {
+  it('sets the level of the kit’s logger', () => {
+    expect(resolveConfig({}, { ...ENV, LOG_LEVEL: 'debug' }).logger.level).toBe('debug');
+    expect(resolveConfig({}, ENV).logger.level).toBe('info');
+  });
+
+  it('gives way to logger.level, and wins over the level of the app’s own logger', () => {
+    const env = { ...ENV, LOG_LEVEL: 'warn' };
+    expect(resolveConfig({ logger: { level: 'trace' } }, env).logger.level).toBe('trace');
+    const instance = pino({ level: 'info' });
+    expect(resolveConfig({ logger: { instance } }, env).logger.level).toBe('warn');
+  });
+
+  it('refuses a level it does not know, naming LOG_LEVEL and the levels', () => {
+    const err = problem(() => resolveConfig({}, { ...ENV, LOG_LEVEL: 'verbose' }));
+    expect(settings(err)).toEqual(['LOG_LEVEL']);
+    expect(err.message).toBe(
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent.',
+    );
+  });
+});

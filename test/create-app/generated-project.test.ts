@@ -5,7 +5,17 @@
  * test suite against the local platform. Slow by nature (an npm install); it
  * never skips, in CI or out.
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +44,7 @@ beforeAll(async () => {
   expect(built.status, built.out).toBe(0);
 });
 
-// Removing two installed projects takes more than the default 30 s on a loaded machine.
+// Two installed projects and a copy: deleting them takes a while on a loaded machine.
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 }, 180_000);
@@ -82,7 +92,8 @@ it.each(['express', 'hono'])(
     expect(created.out).toContain('npm run dev');
     const app = join(work, `my-${template}-app`);
     const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
-    expect(pkg.dependencies['store-app-kit']).toBe(`file:${join(work, tgz)}`);
+    // The packed kit travels inside the project (issue 32 item 4).
+    expect(pkg.dependencies['store-app-kit']).toBe(`file:vendor/${tgz}`);
     if (template === 'hono') expect(pkg.dependencies['hono']).toBeTruthy();
 
     // better-sqlite3 has no reachable prebuilt binary here, and compiling it takes minutes on
@@ -108,5 +119,81 @@ it.each(['express', 'hono'])(
     expect(typecheck.status, typecheck.out).toBe(0);
     const test = await sh('npm', ['test'], app);
     expect(test.status, test.out).toBe(0);
+
+    // Another host: the project as committed (no node_modules) in another place, the tarball
+    // it was made from gone. `npm ci` installs the kit from vendor/, the rest from the registry.
+    if (template !== 'express') return;
+    const elsewhere = join(work, 'another-host', `my-${template}-app`);
+    cpSync(app, elsewhere, {
+      recursive: true,
+      filter: (src) => !src.startsWith(join(app, 'node_modules')),
+    });
+    const original = join(work, tgz);
+    const moved = join(work, 'another-host', 'kit.tgz.away');
+    renameSync(original, moved);
+    try {
+      const ci = await sh(
+        'npm',
+        ['ci', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
+        elsewhere,
+      );
+      expect(ci.status, ci.out).toBe(0);
+      expect(
+        JSON.parse(readFileSync(join(elsewhere, 'node_modules/store-app-kit/package.json'), 'utf8'))
+          .name,
+      ).toBe('store-app-kit');
+    } finally {
+      renameSync(moved, original);
+    }
   },
 );
+
+/**
+ * The README's "Mount in an existing Express app" install lines, run as written in an app
+ * folder beside a checkout holding the packed kit (flags added only to install offline,
+ * without native builds). They must work today, before the kit is published.
+ */
+it('the README mount section installs the kit literally as written', {
+  timeout: 300_000,
+}, async () => {
+  const tgz = await packedKit();
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(
+    readme.indexOf('## Mount in an existing Express app'),
+    readme.indexOf('## The API client'),
+  );
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const lines = block
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean);
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  expect(tgz).toBe(`store-app-kit-${version}.tgz`);
+  expect(lines[0]).toBe('(cd ../store-app-kit && npm install && npm pack)');
+  // The checkout's `npm pack` output, where the first line leaves it.
+  const checkout = join(work, 'mount', 'store-app-kit');
+  mkdirSync(checkout, { recursive: true });
+  cpSync(join(work, tgz), join(checkout, tgz));
+  const app = join(work, 'mount', 'existing-app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), '{ "name": "existing-app", "private": true }\n');
+  for (const line of lines.slice(1)) {
+    const cmd = line.startsWith('npm install ')
+      ? `${line} --ignore-scripts --prefer-offline --no-audit --no-fund`
+      : line;
+    const r = await sh('sh', ['-c', cmd], app);
+    expect(r.status, `${cmd}\n${r.out}`).toBe(0);
+  }
+  const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+  expect(pkg.dependencies['store-app-kit']).toBe(`file:vendor/${tgz}`);
+  const loads = await sh(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "const { storeApp } = await import('store-app-kit'); console.log(typeof storeApp);",
+    ],
+    app,
+  );
+  expect(loads.stdout.trim(), loads.out).toBe('function');
+});

@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main, type Prompts } from '../../create-app/src/cli.js';
 import {
@@ -239,6 +239,42 @@ describe('scaffold', () => {
     expect(detectPackageManager({ npm_config_user_agent: 'bun/1.1.0 npm/? node/v20' })).toBe('bun');
     expect(detectPackageManager({ npm_config_user_agent: 'npm/10.8.2 node/v20.19.0' })).toBe('npm');
     expect(detectPackageManager({})).toBe('npm');
+  });
+
+  it('carries a packed kit inside the project: vendor/<tarball>, referenced as file:vendor/…', async () => {
+    const tarball = join(work, 'packs', 'store-app-kit-9.9.9.tgz');
+    mkdirSync(dirname(tarball), { recursive: true });
+    writeFileSync(tarball, 'not really a tarball, but bytes to carry');
+    await scaffold({
+      targetDir: 'vendored',
+      cwd: work,
+      git: false,
+      kit: 'packs/store-app-kit-9.9.9.tgz',
+    });
+    const dir = join(work, 'vendored');
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    // A relative reference: the project installs wherever it is copied or cloned.
+    expect(pkg.dependencies['store-app-kit']).toBe('file:vendor/store-app-kit-9.9.9.tgz');
+    expect(readFileSync(join(dir, 'vendor', 'store-app-kit-9.9.9.tgz'), 'utf8')).toBe(
+      'not really a tarball, but bytes to carry',
+    );
+    // What the README says about it is true, and it links no registry page.
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('file:vendor/store-app-kit-<version>.tgz');
+    expect(readme).not.toMatch(/npmjs\.(com|org)/);
+    // A tarball that is not there fails before anything is written.
+    await expectCode(
+      scaffold({ targetDir: 'no-kit', cwd: work, git: false, kit: 'packs/missing.tgz' }),
+      'INVALID_ARGUMENT',
+    );
+    expect(existsSync(join(work, 'no-kit'))).toBe(false);
+  });
+
+  it.each(['express', 'hono'])('the %s README links no registry page', async (template) => {
+    await scaffold({ targetDir: template, template, cwd: work, git: false, kit: '^9.9.9' });
+    const readme = readFileSync(join(work, template, 'README.md'), 'utf8');
+    expect(readme).not.toMatch(/npmjs\.(com|org)/);
+    expect(readme).toContain('node_modules/store-app-kit/README.md');
   });
 
   it('points the kit at a packed tarball given by flag or environment', () => {

@@ -52,7 +52,7 @@ beforeAll(async () => {
   cpSync(join(laid.dir, 'package.json'), join(work, 'package.json'));
   mkdirSync(join(work, 'node_modules'));
   symlinkSync(root, join(work, 'node_modules', 'store-app-kit'), 'dir');
-  for (const dep of ['express', 'drizzle-orm']) {
+  for (const dep of ['express', 'drizzle-orm', 'pino-pretty']) {
     symlinkSync(join(root, 'node_modules', dep), join(work, 'node_modules', dep), 'dir');
   }
   // What create-store-app writes: the settings in .env, read by the dev entry.
@@ -162,14 +162,21 @@ describe('npm run dev keeps its state', () => {
   it('restarts on a change (tsx watch, as the dev script runs it) with the same store, still installed, notes intact', {
     timeout: 180_000,
   }, async () => {
-    // The template's own dev script, with tsx from this repository.
+    // The template's own dev script, with tsx from this repository: its port check, then the
+    // watcher.
     const script = (
       JSON.parse(readFileSync(join(work, 'package.json'), 'utf8')) as { scripts: { dev: string } }
     ).scripts.dev;
-    const [bin, ...args] = script.split(/\s+/);
-    expect(bin).toBe('tsx');
-    const devArgs = [join(root, 'node_modules/tsx/dist/cli.mjs'), ...args];
-    const dev = start(devArgs);
+    const steps = script.split(' && ').map((step) => step.split(/\s+/));
+    expect(steps.map(([bin]) => bin)).toEqual(['tsx', 'tsx']);
+    const tsx = join(root, 'node_modules/tsx/dist/cli.mjs');
+    const check = spawnSync(process.execPath, [tsx, ...steps[0]!.slice(1)], {
+      cwd: work,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
+    expect(check.status, `${check.stdout}${check.stderr}`).toBe(0);
+    const dev = start([tsx, ...steps[1]!.slice(1)]);
     storeId = (await dev.waitFor(ADMIN_STORE_URL))[1]!;
     expect(existsSync(join(work, '.dev', 'platform.db'))).toBe(true);
     expect(existsSync(join(work, 'data', 'store-app.db'))).toBe(true);

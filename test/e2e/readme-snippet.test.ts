@@ -54,6 +54,10 @@ it.skipIf(!chromiumPresent)(
     const snippet = readmeSnippet('Mount in an existing Express app');
     // The snippet's code, TypeScript without types, runs as JavaScript on a free port.
     expect(snippet).toContain('app.listen(3000);');
+    // Issue 32 item 10: `trust proxy` only when the app is behind a proxy, never as a line of
+    // its own (an app without a proxy would take a client-sent X-Forwarded-For as the address).
+    expect(snippet).toContain("app.set('trust proxy', 1)");
+    expect(snippet).not.toMatch(/^app\.set\('trust proxy'/m);
     const program = snippet.replace('app.listen(3000);', 'app.listen(Number(process.env.PORT));');
     writeFileSync(join(work!, 'server.mjs'), program);
 

@@ -12,6 +12,7 @@ import { generateKey } from '../../src/crypto/index.js';
 import { StorageError } from '../../src/errors/index.js';
 import { createHealthCheck, type HealthReport } from '../../src/health/index.js';
 import { createStorage } from '../../src/storage/index.js';
+import { MYSQL_ADMIN_URL } from '../helpers/mysql.js';
 import { createTempDatabase, POSTGRES_ADMIN_URL } from '../helpers/postgres.js';
 import { mountVolume } from '../helpers/volume.js';
 import { Browser, begin, type Harness, startHarness } from '../install/harness.js';
@@ -179,8 +180,54 @@ describe('storage errors name their real cause and the fix', () => {
     const err = await failure(storage.installations.get('s1'));
     expect(err.reason).toBe('unreachable');
     expect(err.message).toMatch(
-      /\(ECONNREFUSED\); the database cannot be reached: check that the server/,
+      /\(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:1\); the database server cannot be reached: check that the server/,
     );
+  });
+
+  /** The admin URL with another database name, user or password. */
+  const variant = (admin: string, change: { db?: string; user?: string; password?: string }) => {
+    const url = new URL(admin);
+    if (change.db) url.pathname = `/${change.db}`;
+    if (change.user) url.username = change.user;
+    if (change.password) url.password = change.password;
+    return url.href;
+  };
+  const PASSWORD = 'not-the-password-7f3a';
+  // Issue 32 item 7: a missing database and refused credentials are told apart from a server
+  // that cannot be reached, with the driver's own words in the first line, never the password.
+  it.each([
+    {
+      label: 'a Postgres database that does not exist (3D000)',
+      url: () => variant(POSTGRES_ADMIN_URL, { db: 'sak_no_such_db' }),
+      reason: 'database_missing',
+      said: /^connecting to Postgres failed \(3D000: database "sak_no_such_db" does not exist\); the server answers, but the database named in DATABASE_URL does not exist on it: create it/,
+    },
+    {
+      label: 'a Postgres user the server refuses (28000)',
+      url: () => variant(POSTGRES_ADMIN_URL, { user: 'sak_no_such_role', password: PASSWORD }),
+      reason: 'access_denied',
+      said: /^connecting to Postgres failed \(28000: role "sak_no_such_role" does not exist\); the server refused the user or password in DATABASE_URL/,
+    },
+    {
+      label: 'a MySQL/MariaDB database that does not exist (ER_BAD_DB_ERROR)',
+      url: () => variant(MYSQL_ADMIN_URL, { db: 'sak_no_such_db' }),
+      reason: 'database_missing',
+      said: /^connecting to MySQL failed \(ER_BAD_DB_ERROR: Unknown database 'sak_no_such_db'\); the server answers, but the database named in DATABASE_URL does not exist/,
+    },
+    {
+      label: 'a MySQL/MariaDB password the server refuses (ER_ACCESS_DENIED_ERROR)',
+      url: () => variant(MYSQL_ADMIN_URL, { password: PASSWORD }),
+      reason: 'access_denied',
+      said: /^connecting to MySQL failed \(ER_ACCESS_DENIED_ERROR: Access denied for user '[^']+'@'[^']+' \(using password: YES\)\); the server refused the user or password in DATABASE_URL/,
+    },
+  ])('$label', async ({ url, reason, said }) => {
+    const err = await failure(
+      createStorage({ databaseUrl: url(), encryptionKeys: [generateKey()] }),
+    );
+    expect(err.reason).toBe(reason);
+    expect(err.message).toMatch(said);
+    expect(err.message).not.toContain('\n');
+    expect(err.message).not.toContain(PASSWORD);
   });
 
   it('schema (a database never migrated)', async () => {

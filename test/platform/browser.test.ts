@@ -72,3 +72,53 @@ it('registers an app through the dashboard form in a browser', async () => {
   expect(await page.textContent('body')).toContain('Client secret');
   await page.close();
 });
+
+// Issue 32 item 10: the merchant admin on a phone. The installed-apps table (an app's URL, its
+// scopes, Open and Uninstall) stays within a 390 px wide screen: no sideways scrolling.
+it('the store page fits a 390 px wide screen with an app installed', async () => {
+  const app = platform.registerApp({
+    name: 'An app with a rather long name for a phone screen',
+    redirectUri: 'https://a-long-subdomain-of-the-app.example.com/auth/callback',
+    webhookUrl: 'https://a-long-subdomain-of-the-app.example.com/webhooks',
+    appUrl: 'https://a-long-subdomain-of-the-app.example.com',
+    scopes: [
+      'read_products',
+      'write_products',
+      'read_orders',
+      'write_orders',
+      'read_inventory',
+      'write_inventory',
+      'read_customers',
+      'read_store_settings',
+    ],
+  });
+  platform.registerApp({
+    name: 'Another app, not installed',
+    redirectUri: REDIRECT,
+    webhookUrl: 'https://hooks.example/w',
+    scopes: ['read_products', 'read_orders', 'read_customers', 'read_store_settings'],
+  });
+  const { storeId } = platform.createStore({ name: 'Phone store' });
+  platform.installMany({ clientId: app.clientId, storeIds: [storeId] });
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await page.goto(`${platform.adminUrl}/stores/${storeId}`);
+  await page.getByText('Uninstall').first().waitFor();
+  // A string: the tests are compiled without the DOM's types.
+  const widths = (await page.evaluate(`({
+    page: document.documentElement.scrollWidth,
+    viewport: window.innerWidth,
+    tables: [...document.querySelectorAll('.card')].map((card) => ({
+      card: card.clientWidth,
+      content: card.scrollWidth,
+    })),
+  })`)) as { page: number; viewport: number; tables: Array<{ card: number; content: number }> };
+  expect(widths.page, JSON.stringify(widths)).toBeLessThanOrEqual(widths.viewport);
+  for (const t of widths.tables)
+    expect(t.content, JSON.stringify(widths)).toBeLessThanOrEqual(t.card);
+  // Both buttons are on the screen.
+  for (const name of ['Open', 'Uninstall']) {
+    const box = await page.getByText(name, { exact: true }).first().boundingBox();
+    expect(box!.x + box!.width, name).toBeLessThanOrEqual(390);
+  }
+  await page.close();
+});

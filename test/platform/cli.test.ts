@@ -254,6 +254,9 @@ describe('--db file', () => {
     expect(await third.done).toBe(1);
     expect(third.err()).toContain('same clientSecret');
     expect(third.err()).not.toContain('another-secret-0123456789');
+    // Code and message, one line (issue 32 item 9).
+    expect(third.err().trim().split('\n')).toHaveLength(1);
+    expect(third.err()).toMatch(/^store-platform: PLATFORM_APP_EXISTS: registerApp: clientId /);
   });
 
   it('keeps apps, stores and tokens across restarts', async () => {

@@ -339,7 +339,9 @@ describe('RFC 9700 checklist (confidential client, authorization code grant)', (
       const res = await fetch(u, { redirect: 'manual' });
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
-      expect(await res.text()).not.toContain('evil.example');
+      // Never followed: no link, form, frame or refresh to it (the page may show the URI sent
+      // as escaped text beside the registered one: test/platform/redirect-mismatch.test.ts).
+      expect(await res.text()).not.toMatch(/(href|src|action|content)="[^"]*evil\.example/i);
     }
     // Redirected errors go only to the registered URI.
     const badScope = new URL(authorizeUrl);

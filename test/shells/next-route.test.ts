@@ -54,7 +54,9 @@ function routeMatcher(file: string): (path: string) => boolean {
   const segments = file
     .replace(/^app\//, '')
     .replace(/\/?route\.ts$/, '')
-    .split('/');
+    .split('/')
+    // `app/route.ts` serves `/`: no segment.
+    .filter((segment) => segment !== '');
   return (path) => {
     const parts = path.split('/').filter((p) => p !== '');
     for (const [i, segment] of segments.entries()) {
@@ -224,6 +226,12 @@ describe('Next.js App Router route modules of docs/runtimes.md', () => {
     expect(anonymous.headers.get('www-authenticate')).toContain('Bearer');
     // Under the catch-all but not a kit route: the kit leaves it, the route answers 404.
     expect((await fetch(`${appUrl}/auth/elsewhere`)).status).toBe(404);
+
+    // The page the admin frames after the install (issue 32 item 10): served, not a 404.
+    const home = await fetch(`${appUrl}/`, { headers: { authorization: `Bearer ${token}` } });
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain('My app is installed');
+    expect(home.headers.get('content-security-policy')).toContain('frame-ancestors');
   });
 
   it('the webhook route hands the signed bytes to the kit: a forgery is refused, the uninstall purges', async () => {

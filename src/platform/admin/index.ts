@@ -116,18 +116,18 @@ ${notice === 'uninstalled' ? html`<div class="card notice">The app was uninstall
 <div class="card"><h2>Installed apps</h2>${
         installed.length === 0
           ? html`<p class="muted">No app installed.</p>`
-          : html`<table><thead><tr><th>App</th><th>Scopes</th><th></th></tr></thead><tbody>${installed.map(
+          : html`<table class="stack"><thead><tr><th>App</th><th>Scopes</th><th></th></tr></thead><tbody>${installed.map(
               (i) => {
                 const a = deps.apps.byId(i.appId);
                 if (!a) return '';
-                return html`<tr><td><strong>${a.name}</strong><br><span class="muted">${a.appUrl}</span></td><td>${i.scopes.join(', ')}</td><td class="right"><div class="actions"><a class="button" href="/admin/stores/${store.id}/apps/${a.clientId}">Open</a><form class="inline" method="get" action="/admin/stores/${store.id}/apps/${a.clientId}/uninstall"><button type="submit" class="danger">Uninstall</button></form></div></td></tr>`;
+                return html`<tr><td><strong>${a.name}</strong><br><span class="muted url">${a.appUrl}</span></td><td>${i.scopes.join(', ')}</td><td class="right"><div class="actions"><a class="button" href="/admin/stores/${store.id}/apps/${a.clientId}">Open</a><form class="inline" method="get" action="/admin/stores/${store.id}/apps/${a.clientId}/uninstall"><button type="submit" class="danger">Uninstall</button></form></div></td></tr>`;
               },
             )}</tbody></table>`
       }</div>
 <div class="card"><h2>Available apps</h2>${
         available.length === 0
           ? html`<p class="muted">Every registered app is installed. Register more in the <a href="/dashboard">developer dashboard</a>.</p>`
-          : html`<table><tbody>${available.map(
+          : html`<table class="stack"><tbody>${available.map(
               (a) =>
                 html`<tr><td><strong>${a.name}</strong><br><span class="muted">${a.scopes.join(', ')}</span></td><td class="right"><a class="button" href="/admin/stores/${store.id}/apps/${a.clientId}/install">Install</a></td></tr>`,
             )}</tbody></table>`

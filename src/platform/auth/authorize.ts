@@ -25,6 +25,8 @@ export type AuthorizeValidation =
       kind: 'page';
       error: 'invalid_client' | 'invalid_redirect_uri' | 'invalid_request';
       description: string;
+      /** For `invalid_redirect_uri`: both URIs, shown on the page. */
+      redirectUris?: { registered: string; sent: string };
     }
   | { ok: false; kind: 'redirect'; error: string; description: string; redirectUrl: string };
 
@@ -81,11 +83,26 @@ export function validateAuthorizeRequest(
   }
   const redirectUri = one('redirect_uri');
   if (typeof redirectUri !== 'string' || redirectUri !== app.redirectUri) {
+    // Both URIs, so the developer sees which side to change (the registered one is no secret:
+    // every authorize link of the app carries it). What was sent is cut short: anyone can
+    // craft this link.
+    const sent =
+      redirectUri === undefined
+        ? '(none)'
+        : redirectUri === null
+          ? '(sent more than once)'
+          : redirectUri.length > 300
+            ? `${redirectUri.slice(0, 300)}…`
+            : redirectUri;
     return {
       ok: false,
       kind: 'page',
       error: 'invalid_redirect_uri',
-      description: 'redirect_uri is missing or differs from the URI registered for this app.',
+      description:
+        `The app sent redirect_uri ${sent}, but ${app.redirectUri} is registered for it. ` +
+        'An app built on store-app-kit sends {STORE_APP_URL}/auth/callback: set STORE_APP_URL ' +
+        "to the registered URI's origin and path, or register the app with the URI it sends.",
+      redirectUris: { registered: app.redirectUri, sent },
     };
   }
   const state = one('state');

@@ -59,11 +59,20 @@ export function authorizationServerMetadata(origin: string): Record<string, unkn
   };
 }
 
-function errorPage(res: Response, status: number, title: string, message: string): void {
+function errorPage(
+  res: Response,
+  status: number,
+  title: string,
+  message: string,
+  uris?: { registered: string; sent: string },
+): void {
+  const detail = uris
+    ? html`<dl><dt>Registered for this app</dt><dd><code>${uris.registered}</code></dd><dt>Sent by the app</dt><dd><code>${uris.sent}</code></dd></dl>`
+    : '';
   sendPage(res, {
     status,
     title,
-    body: html`<div class="card error"><h1>${title}</h1><p>${message}</p><p class="muted">The app's request could not be completed. Nothing was shared with the app.</p></div>`,
+    body: html`<div class="card error"><h1>${title}</h1><p>${message}</p>${detail}<p class="muted">The app's request could not be completed. Nothing was shared with the app.</p></div>`,
   });
 }
 
@@ -148,7 +157,13 @@ export function createAuthRouter(deps: AuthRouterDeps): Router {
     });
     if (!result.ok) {
       if (result.kind === 'page') {
-        errorPage(res, 400, 'This installation link is not valid', result.description);
+        errorPage(
+          res,
+          400,
+          'This installation link is not valid',
+          result.description,
+          result.redirectUris,
+        );
         return;
       }
       res.redirect(302, result.redirectUrl);

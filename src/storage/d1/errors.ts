@@ -18,6 +18,10 @@ const FIX: Record<StorageFailureReason, string> = {
     'D1 could not be reached or reset its connection: retry; check the binding in wrangler configuration',
   schema:
     'a table the kit needs is missing: apply the kit\'s D1 migrations (`wrangler d1 migrations apply`, see docs/storage.md "Cloudflare D1"), or pass applyMigrations: true for local development',
+  database_missing:
+    'the binding names no D1 database: create it (`wrangler d1 create <name>`) and put its id under d1_databases in the wrangler configuration',
+  access_denied:
+    'D1 refused the request: check that the binding in the wrangler configuration names a database of this account',
   unknown: "check the D1 binding and that the kit's D1 migrations are applied",
 };
 

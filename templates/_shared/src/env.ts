@@ -9,10 +9,15 @@ export function loadDotEnv(file = '.env'): void {
   if (existsSync(file)) process.loadEnvFile(file);
 }
 
+/** A setting the app needs is missing (the same code as the kit's own setting errors). */
+export class SettingMissing extends Error {
+  readonly code = 'CONFIG_INVALID';
+}
+
 export function requireEnv(name: string): string {
   const value = process.env[name];
   if (!value) {
-    throw new Error(`${name} is not set. Add it to .env (see .env.example).`);
+    throw new SettingMissing(`${name} is not set. Add it to .env (see .env.example).`);
   }
   return value;
 }

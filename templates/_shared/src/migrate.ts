@@ -1,8 +1,9 @@
 import { createApp } from './app.js';
 import { loadDotEnv } from './env.js';
+import { exitOnStartFailure } from './start-errors.js';
 
 // Opening the app migrates the kit's tables and then the app's own; nothing listens.
 loadDotEnv();
-const { kit, close } = await createApp();
+const { kit, close } = await createApp().catch(exitOnStartFailure);
 console.log(`Migrated the ${kit.dialect} database.`);
 await close();

@@ -2,9 +2,10 @@ import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import { loadDotEnv } from './env.js';
 import { SERVER_OPTIONS } from './server-options.js';
+import { exitOnStartFailure } from './start-errors.js';
 
 loadDotEnv();
-const { app, close } = await createApp();
+const { app, close } = await createApp().catch(exitOnStartFailure);
 const port = Number(process.env['PORT'] ?? 3000);
 const server = createServer(SERVER_OPTIONS, app);
 server.listen(port);

@@ -3,9 +3,10 @@ import { createAdaptorServer } from '@hono/node-server';
 import { createApp } from './app.js';
 import { loadDotEnv } from './env.js';
 import { SERVER_OPTIONS } from './server-options.js';
+import { exitOnStartFailure } from './start-errors.js';
 
 loadDotEnv();
-const { app, close } = await createApp();
+const { app, close } = await createApp().catch(exitOnStartFailure);
 const port = Number(process.env['PORT'] ?? 3000);
 const server = createAdaptorServer({ fetch: app.fetch, serverOptions: SERVER_OPTIONS }) as Server;
 server.listen(port);
