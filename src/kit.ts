@@ -18,6 +18,7 @@ import { createApiRuntime } from './authenticated/runtime.js';
 import type { StoreApiClient } from './client/index.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from './config/index.js';
 import { createAuthenticate } from './core/authenticate.js';
+import { BROWSER_MODULE_PATH, createBrowserModuleRoute } from './core/browser-module-route.js';
 import { createSessionTokenRoute } from './core/session-token-route.js';
 import { createWebhookCore } from './core/webhook-receiver.js';
 import { createGrantChecker, type GrantCheck } from './grant/index.js';
@@ -37,6 +38,7 @@ import { withDiscoveredEndpoints } from './oauth/discovery.js';
 import { installationHasScopes } from './oauth/scopes.js';
 import { createPurge, type PurgeFunction } from './purge/index.js';
 import { createPurgeOutbox } from './purge/outbox.js';
+import { expressHandler } from './shells/express/handler.js';
 import { createFetchShell, type FetchOptions, type FetchShell } from './shells/fetch/index.js';
 import type { StorageAdapter } from './storage/contract.js';
 import { createStorage } from './storage/index.js';
@@ -392,6 +394,11 @@ export async function createKit(
           handler: createSessionTokenRoute(authenticate),
         },
         {
+          path: new URL(config.auth.beginUrl).pathname + BROWSER_MODULE_PATH,
+          methods: ['GET', 'HEAD'],
+          handler: createBrowserModuleRoute(),
+        },
+        {
           path: appPath + webhooks.path,
           methods: 'any',
           handler: createWebhookCore({
@@ -436,11 +443,14 @@ export async function createKit(
     // slash too; a spelling this exact check misses still reaches its route, only after a
     // session lookup it did not need.
     const healthPath = config.health.path;
+    // The browser module is a public file: no session to read for it either.
+    const modulePath = config.auth.path + BROWSER_MODULE_PATH;
     const forMachines = (req: ExpressRequest) => {
       const path = req.path;
       return (
         path === webhooks.path ||
-        (path === healthPath && (req.method === 'GET' || req.method === 'HEAD'))
+        ((path === healthPath || path === modulePath) &&
+          (req.method === 'GET' || req.method === 'HEAD'))
       );
     };
     const attachLog = attachRequestLog(logger);
@@ -470,6 +480,7 @@ export async function createKit(
     if (config.health.path !== null) r.get(config.health.path, health.handler());
     createInstallRoutes(install.deps, r, install);
     r.get(`${config.auth.path}/session-token`, api.authenticated(), api.sessionTokenHandler());
+    r.get(modulePath, expressHandler(createBrowserModuleRoute(), logger));
     r.use(kitErrorHandler(logger));
     return r;
   };

@@ -375,6 +375,7 @@ function clashingRoute(
     [o.auth.path, 'auth.path'],
     [o.auth.callbackPath, 'auth.callbackPath'],
     [`${o.auth.path}/session-token`, 'the session-token route'],
+    [`${o.auth.path}/browser.js`, 'the browser module'],
     [o.webhooks.path, 'webhooks.path'],
   ];
   return routes.find(([p]) => p === path)?.[1];

@@ -166,7 +166,9 @@ export function sendCoreResponse(res: Response, r: CoreResponse): void {
       res.type('html').send(r.body.value);
       return;
     case 'text':
-      res.type('text').send(r.body.value);
+      // A type the core set (the browser module's JavaScript) stays.
+      if (!res.hasHeader('content-type')) res.type('text');
+      res.send(r.body.value);
       return;
   }
 }
