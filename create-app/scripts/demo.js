@@ -1,18 +1,17 @@
-// `npm run demo` (repository root): runs templates/express, the same code
-// `create-store-app` writes, against the local platform on SQLite.
+// `npm run demo` (repository root): runs the Express template, laid out as
+// `create-store-app` lays it (templates/_shared, then templates/express, by the
+// scaffolder's own `layTemplate`), against the local platform on SQLite.
 //
-// The template imports `store-app-kit`, but it has its own package.json, so
-// Node's package self-reference does not reach the repository root. We link
-// templates/express/node_modules/store-app-kit -> the repository root (the
-// built dist/ and migrations/ are what the package exports) and compile the
-// template with the root's TypeScript. The demo itself runs in `.demo/` at the
-// repository root (gitignored), never in templates/: its compiled files, its
-// .env with fresh secrets, the local platform's database (.demo/.dev/) and the
-// app's (.demo/data/) live there, so nothing a demo run writes can be packed
-// into create-store-app (whose prepack refuses such files anyway). `--dir <dir>`
-// runs it elsewhere. Its other dependencies (express, drizzle-orm) resolve
-// from the root node_modules by Node's normal lookup (.demo/ is inside the
-// repository; a --dir outside it gets links to them).
+// The demo runs in `.demo/` at the repository root (gitignored), never in
+// templates/: the laid-out sources, their compiled files, a .env with fresh
+// secrets, the local platform's database (.demo/.dev/) and the app's
+// (.demo/data/) live there, so nothing a demo run writes can be packed into
+// create-store-app (whose prepack refuses such files anyway). `--dir <dir>`
+// runs it elsewhere. The sources are laid again on every run (the .env and
+// the databases are kept). `store-app-kit` resolves through a link to the
+// repository root (its built dist/ and migrations/ are what the package
+// exports); express and drizzle-orm from the root node_modules by Node's
+// normal lookup (a --dir outside the repository gets links to them).
 import { spawn, spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -28,7 +27,6 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const template = join(root, 'templates', 'express');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 function run(args, what) {
@@ -69,48 +67,43 @@ function linkPackage(dir, name, target) {
       process.platform === 'win32' ? 'junction' : 'dir',
     );
   } catch (err) {
-    // Another run (tests run in parallel) made the same link first.
+    // Another run made the same link first.
     if (err.code !== 'EEXIST' || !linked()) throw err;
   }
 }
 
-// 1. Link the kit into the template (for its type check and compile).
-linkPackage(template, 'store-app-kit', root);
-
-// 2. Compile the scaffolder (for its .env writer) and the template. `--prepare-only` compiles
-// to templates/express/dist (or `--out-dir <dir>` inside templates/express, so `store-app-kit`
-// still resolves, which lets a test compile its own copy) for the tests; the demo compiles to
-// its own directory.
-const prepareOnly = process.argv.includes('--prepare-only');
 const option = (name) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? resolve(process.argv[i + 1]) : undefined;
 };
 const demoDir = option('--dir') ?? join(root, '.demo');
-const outDir =
-  option('--out-dir') ?? (prepareOnly ? join(template, 'dist') : join(demoDir, 'dist'));
-if (!prepareOnly) {
-  run([tsc, '-p', join(root, 'create-app', 'tsconfig.json')], 'compiling create-app');
-}
-run(
-  [tsc, '-p', join(template, 'tsconfig.build.json'), '--outDir', outDir],
-  'compiling templates/express',
-);
 
-// The browser test runs the template itself, with its own ports and settings.
-if (prepareOnly) process.exit(0);
+// 1. Compile the scaffolder: its layTemplate lays the sources, its .env writer makes the secrets.
+run([tsc, '-p', join(root, 'create-app', 'tsconfig.json')], 'compiling create-app');
+const { layTemplate } = await import('../dist/scaffold.js');
 
-// 3. The demo's directory: the compiled app resolves `store-app-kit` through its own link;
-// a .env with fresh secrets, written once, so restarts keep the database readable.
+// 2. Lay the template into the demo's directory (sources from a previous run removed first,
+// so a file deleted from the template does not linger), link the kit, compile.
+for (const stale of ['src', 'test', 'dist'])
+  rmSync(join(demoDir, stale), { recursive: true, force: true });
+mkdirSync(demoDir, { recursive: true });
+await layTemplate(join(root, 'templates'), 'express', demoDir);
 linkPackage(demoDir, 'store-app-kit', root);
 if (relative(root, demoDir).startsWith('..')) {
   // Outside the repository Node's lookup does not reach the root node_modules: link the
-  // template's other dependencies from there.
-  const { dependencies } = JSON.parse(readFileSync(join(template, 'package.json'), 'utf8'));
-  for (const name of Object.keys(dependencies)) {
+  // template's other dependencies (and the type packages its compile reads) from there.
+  const pkg = JSON.parse(readFileSync(join(demoDir, 'package.json'), 'utf8'));
+  const names = [
+    ...Object.keys(pkg.dependencies),
+    ...Object.keys(pkg.devDependencies).filter((n) => n.startsWith('@types/')),
+  ];
+  for (const name of names) {
     if (name !== 'store-app-kit') linkPackage(demoDir, name, join(root, 'node_modules', name));
   }
 }
+run([tsc, '-p', join(demoDir, 'tsconfig.build.json')], 'compiling the template');
+
+// 3. A .env with fresh secrets, written once, so restarts keep the database readable.
 const envFile = join(demoDir, '.env');
 if (!existsSync(envFile)) {
   const { generateSecrets, renderEnv } = await import('../dist/secrets.js');
@@ -120,7 +113,7 @@ if (!existsSync(envFile)) {
 
 // 4. Platform + app in one process, in the demo's directory (its state: .dev/ and data/
 // there); it prints the admin URL to open.
-const child = spawn(process.execPath, [join(outDir, 'dev.js')], {
+const child = spawn(process.execPath, [join(demoDir, 'dist', 'dev.js')], {
   cwd: demoDir,
   stdio: 'inherit',
   env: process.env,

@@ -21,6 +21,14 @@ export const PACKAGE_MANAGERS: readonly PackageManager[] = ['npm', 'pnpm', 'yarn
 /** Top-level entries of a template folder never copied: build output and local state of the repo demo. */
 const SKIPPED = new Set(['node_modules', 'dist', 'data', '.env', 'test-artifacts']);
 
+/**
+ * The folder of the templates directory holding the files every template shares (the
+ * embedded page, the notes table, the settings loader, the compiler and test settings). It is
+ * laid down first; a template's own file at the same path replaces it. Folders starting with
+ * `_` are layers, not templates.
+ */
+export const SHARED_LAYER = '_shared';
+
 export interface ScaffoldOptions {
   /** Where the project goes; relative paths resolve against `cwd`. */
   targetDir: string;
@@ -101,7 +109,12 @@ function isKitRepository(dir: string): boolean {
 export async function listTemplates(templatesDir = defaultTemplatesDir()): Promise<string[]> {
   const entries = await readdir(templatesDir, { withFileTypes: true });
   return entries
-    .filter((e) => e.isDirectory() && existsSync(join(templatesDir, e.name, 'package.json')))
+    .filter(
+      (e) =>
+        e.isDirectory() &&
+        !e.name.startsWith('_') &&
+        existsSync(join(templatesDir, e.name, 'package.json')),
+    )
     .map((e) => e.name)
     .sort();
 }
@@ -196,17 +209,40 @@ function gitCommit(dir: string): boolean {
   return true;
 }
 
+/**
+ * Lays a template's files into `dest`: the shared layer, then the template's own files over
+ * it (build output and local state left out). The scaffolder, `npm run demo` and the tests
+ * all lay a template through this one function, so what they run is what users get.
+ */
+export async function layTemplate(
+  templatesDir: string,
+  template: string,
+  dest: string,
+): Promise<void> {
+  const shared = join(templatesDir, SHARED_LAYER);
+  if (!existsSync(shared)) {
+    throw new CreateAppError(
+      TEMPLATES_MISSING,
+      `The templates' shared files (${shared}) are missing; reinstall create-store-app.`,
+    );
+  }
+  for (const layer of [shared, join(templatesDir, template)]) {
+    await cp(layer, dest, {
+      recursive: true,
+      filter: (src) => dirname(src) !== layer || !SKIPPED.has(basename(src)),
+    });
+  }
+}
+
 async function writeProject(
   tempDir: string,
-  templateDir: string,
+  templatesDir: string,
+  template: string,
   name: string,
   kitSpec: string,
   pm: PackageManager,
 ): Promise<void> {
-  await cp(templateDir, tempDir, {
-    recursive: true,
-    filter: (src) => dirname(src) !== templateDir || !SKIPPED.has(basename(src)),
-  });
+  await layTemplate(templatesDir, template, tempDir);
   // npm drops .gitignore from published packages, so templates keep it as _gitignore.
   const gi = join(tempDir, '_gitignore');
   if (existsSync(gi)) await rename(gi, join(tempDir, '.gitignore'));
@@ -287,7 +323,7 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
   const backupDir = join(parent, `.${basename(dir)}.replaced-${suffix}`);
   let gitCommitted = false;
   try {
-    await writeProject(tempDir, join(templatesDir, template), name, kitSpec, packageManager);
+    await writeProject(tempDir, templatesDir, template, name, kitSpec, packageManager);
     log(`Wrote the ${template} template`);
     await options.beforeCommit?.(tempDir);
     if (empty !== null) await rename(dir, backupDir);

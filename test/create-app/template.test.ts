@@ -1,49 +1,44 @@
 /**
- * The template cannot go stale: it is linked to this repository's built kit
- * (as `npm run demo` does) and type-checked with its own tsconfig, tests
- * included; its compiled server is started the way `npm start` starts it.
+ * The templates cannot go stale: each is laid out as create-store-app lays it
+ * (shared layer, then its own files), linked to this repository's built kit
+ * and type-checked with its own tsconfig, tests included; its own suite runs
+ * on every database, and its compiled server is started the way `npm start`
+ * starts it.
  */
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { SERVERS } from '../helpers/databases.js';
 import { run } from '../helpers/run.js';
+import { type LaidTemplate, layOutTemplate, root } from '../helpers/template.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const template = join(root, 'templates/express');
-
+const laid: Partial<Record<'express' | 'hono', LaidTemplate>> = {};
 beforeAll(async () => {
-  // Links the built kit into the template and compiles it to templates/express/dist.
-  const prep = await run(
-    process.execPath,
-    [join(root, 'create-app/scripts/demo.js'), '--prepare-only'],
-    { cwd: root },
-  );
-  expect(prep.status, `${prep.stdout}\n${prep.stderr}`).toBe(0);
+  laid.express = await layOutTemplate('express');
+  laid.hono = await layOutTemplate('hono', { compile: false });
 }, 120_000);
+afterAll(() => {
+  laid.express?.remove();
+  laid.hono?.remove();
+});
 
 it('templates/express type-checks against the kit', { timeout: 120_000 }, async () => {
   const tsc = await run(
     process.execPath,
-    [
-      join(root, 'node_modules/typescript/bin/tsc'),
-      '-p',
-      join(root, 'templates/express/tsconfig.json'),
-    ],
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(laid.express!.dir, 'tsconfig.json')],
     { cwd: root },
   );
   expect(tsc.status, tsc.stdout).toBe(0);
 });
 
 /** The template's own suite (install, routes, uninstall purge) on each database. */
-function runTemplateTests(env: NodeJS.ProcessEnv, name = 'express') {
+function runTemplateTests(env: NodeJS.ProcessEnv, name: 'express' | 'hono' = 'express') {
   return run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run'], {
-    cwd: join(root, 'templates', name),
+    cwd: laid[name]!.dir,
     timeout: 120_000,
     env: { ...process.env, VITEST: '', VITEST_POOL_ID: '', VITEST_WORKER_ID: '', ...env },
   });
@@ -102,7 +97,7 @@ describe('templates/express on a port already in use', () => {
       STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
       DATABASE_URL: `file:${join(dir, 'app.db')}`,
     };
-    const r = await run(process.execPath, [join(template, 'dist/server.js')], {
+    const r = await run(process.execPath, [join(laid.express!.dist, 'server.js')], {
       cwd: dir,
       env,
       timeout: 45_000,
@@ -118,23 +113,10 @@ describe('templates/express on a port already in use', () => {
 });
 
 describe('templates/hono', () => {
-  const hono = join(root, 'templates/hono');
-  beforeAll(() => {
-    // The built kit linked in as demo.js links it into templates/express; hono and
-    // @hono/node-server resolve from the repository's node_modules.
-    const link = join(hono, 'node_modules', 'store-app-kit');
-    mkdirSync(dirname(link), { recursive: true });
-    try {
-      lstatSync(link);
-    } catch {
-      symlinkSync(relative(dirname(link), root), link, 'dir');
-    }
-  });
-
   it('type-checks against the kit', { timeout: 120_000 }, async () => {
     const tsc = await run(
       process.execPath,
-      [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(hono, 'tsconfig.json')],
+      [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(laid.hono!.dir, 'tsconfig.json')],
       { cwd: root },
     );
     expect(tsc.status, tsc.stdout).toBe(0);

@@ -1,13 +1,13 @@
 /**
  * Issue 6 item 4: the merchant's path in a real browser (Debian's headless
- * Chromium driven by playwright-core). The example app (templates/express,
- * compiled and linked to this repository's built kit exactly as `npm run demo`
- * does) runs with the local platform in one child process, like `npm run dev`.
+ * Chromium driven by playwright-core). The example app (the Express template,
+ * laid out as create-store-app lays it, compiled and linked to this
+ * repository's built kit) runs with the local platform in one child process, like `npm run dev`.
  * Admin → Install → consent Approve → the app embedded in the admin iframe
  * shows the store's products → save a note → Uninstall → the app's database
  * holds nothing of that store.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type LaidTemplate, layOutTemplate } from '../helpers/template.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -30,7 +31,7 @@ let child: ChildProcess | undefined;
 let browser: Browser | undefined;
 let adminStoreUrl = '';
 let output = '';
-let outDir: string | undefined;
+let laid: LaidTemplate | undefined;
 
 function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -46,27 +47,12 @@ function freePort(): Promise<number> {
 beforeAll(async () => {
   if (!chromiumPresent) return;
   work = mkdtempSync(join(tmpdir(), 'e2e-'));
-  if (!existsSync(join(root, 'dist', 'platform', 'index.js'))) {
-    spawnSync(
-      process.execPath,
-      [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: root,
-      },
-    );
-  }
-  // Its own compiled copy (under the gitignored dist/), so a parallel run of the demo's
-  // prepare step cannot rewrite the files this test is running.
-  outDir = join(root, 'templates/express/dist', `e2e-${randomBytes(4).toString('hex')}`);
-  const prep = spawnSync(
-    process.execPath,
-    [join(root, 'create-app/scripts/demo.js'), '--prepare-only', '--out-dir', outDir],
-    { cwd: root, encoding: 'utf8' },
-  );
-  expect(prep.status, `${prep.stdout}\n${prep.stderr}`).toBe(0);
+  // Laid out as create-store-app lays it, in its own directory, so a parallel run cannot
+  // rewrite the files this test is running.
+  laid = await layOutTemplate('express');
 
   const [appPort, platformPort] = [await freePort(), await freePort()];
-  child = spawn(process.execPath, [join(outDir, 'dev.js')], {
+  child = spawn(process.execPath, [join(laid.dist, 'dev.js')], {
     // A directory without .env: every setting comes from here.
     cwd: work,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -123,7 +109,7 @@ afterAll(async () => {
     await new Promise((r) => child!.once('exit', r));
   }
   if (work) rmSync(work, { recursive: true, force: true });
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
+  laid?.remove();
 });
 
 it.skipIf(!chromiumPresent)(

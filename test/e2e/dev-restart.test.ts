@@ -27,6 +27,7 @@ import {
   ADMIN_STORE_URL,
   cleanEnv,
   devEnv,
+  type LaidTemplate,
   prepareTemplate,
   type Running,
   root,
@@ -34,19 +35,21 @@ import {
 } from './helpers.js';
 
 const SCOPES = 'read_products,read_orders,read_inventory,write_inventory,read_store_settings';
+let laid: LaidTemplate | undefined;
 let outDir: string;
 let work: string;
 let settings: Record<string, string>;
 const running: Running[] = [];
 
 beforeAll(async () => {
-  outDir = prepareTemplate();
+  laid = await prepareTemplate();
+  outDir = laid.dist;
   work = mkdtempSync(join(tmpdir(), 'dev-restart-'));
   settings = await devEnv(SCOPES);
   // A project as create-store-app lays it out: the template's sources (so the test may
   // edit one) and node_modules holding the built kit and its dependencies.
-  cpSync(join(root, 'templates/express/src'), join(work, 'src'), { recursive: true });
-  cpSync(join(root, 'templates/express/package.json'), join(work, 'package.json'));
+  cpSync(join(laid.dir, 'src'), join(work, 'src'), { recursive: true });
+  cpSync(join(laid.dir, 'package.json'), join(work, 'package.json'));
   mkdirSync(join(work, 'node_modules'));
   symlinkSync(root, join(work, 'node_modules', 'store-app-kit'), 'dir');
   for (const dep of ['express', 'drizzle-orm']) {
@@ -64,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of running) await r.stop();
   if (work) rmSync(work, { recursive: true, force: true });
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
+  laid?.remove();
 });
 
 function start(args: string[]): Running {

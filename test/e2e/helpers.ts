@@ -3,12 +3,14 @@
  * repository's built kit, as `npm run demo` does), free ports, fresh settings,
  * and a child process whose output can be awaited.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type LaidTemplate, layOutTemplate } from '../helpers/template.js';
+
+export type { LaidTemplate };
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CHROMIUM = '/usr/bin/chromium';
@@ -36,27 +38,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Builds the kit if needed and compiles the template into its own `outDir` under templates/express/dist. */
-export function prepareTemplate(): string {
-  if (!existsSync(join(root, 'dist', 'platform', 'index.js'))) {
-    spawnSync(
-      process.execPath,
-      [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: root,
-      },
-    );
-  }
-  // Its own copy, so a parallel run of the demo's prepare step cannot rewrite the files in use.
-  const outDir = join(root, 'templates/express/dist', `e2e-${randomBytes(4).toString('hex')}`);
-  const prep = spawnSync(
-    process.execPath,
-    [join(root, 'create-app/scripts/demo.js'), '--prepare-only', '--out-dir', outDir],
-    { cwd: root, encoding: 'utf8' },
-  );
-  if (prep.status !== 0)
-    throw new Error(`template prepare failed:\n${prep.stdout}\n${prep.stderr}`);
-  return outDir;
+/**
+ * The Express template laid out as create-store-app lays it, linked to the built kit and
+ * compiled into its own directory (so a parallel run cannot rewrite the files in use).
+ */
+export function prepareTemplate(): Promise<LaidTemplate> {
+  return layOutTemplate('express');
 }
 
 export type DevSettings = Record<

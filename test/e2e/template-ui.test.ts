@@ -18,6 +18,7 @@ import {
   CHROMIUM_ARGS,
   cleanEnv,
   devEnv,
+  type LaidTemplate,
   prepareTemplate,
   type Running,
   root,
@@ -31,7 +32,7 @@ if (!chromiumPresent && process.env['CI'] === 'true') {
 
 const ARTIFACTS = join(root, 'test', 'e2e', 'artifacts');
 const SCOPES = 'read_products,read_orders,read_inventory,write_inventory,read_store_settings';
-let outDir: string | undefined;
+let laid: LaidTemplate | undefined;
 let work: string | undefined;
 let dev: Running | undefined;
 let browser: Browser | undefined;
@@ -41,10 +42,10 @@ let settings: Record<string, string>;
 beforeAll(async () => {
   if (!chromiumPresent) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  outDir = prepareTemplate();
+  laid = await prepareTemplate();
   work = mkdtempSync(join(tmpdir(), 'template-ui-'));
   settings = await devEnv(SCOPES);
-  dev = run([join(outDir, 'dev.js')], work, {
+  dev = run([join(laid.dist, 'dev.js')], work, {
     ...cleanEnv(),
     ...settings,
     DATABASE_URL: join(work, 'app.db'),
@@ -58,7 +59,7 @@ afterAll(async () => {
   await browser?.close();
   await dev?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
+  laid?.remove();
 });
 
 /** Ids of the store's products, as the platform holds them. */

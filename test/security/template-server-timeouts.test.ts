@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { expect, it } from 'vitest';
-import { SERVER_OPTIONS } from '../../templates/express/src/server-options.js';
+import { SERVER_OPTIONS } from '../../templates/_shared/src/server-options.js';
 
 it('the template server closes a connection whose headers never finish within headersTimeout', {
   timeout: 30_000,

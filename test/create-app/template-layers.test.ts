@@ -1,0 +1,103 @@
+/**
+ * Issue 31 item 8: the files the templates share live once, in
+ * templates/_shared, laid down before each template's own files. What a user
+ * gets is pinned: every scaffolded file and a hash of its bytes, per template,
+ * in a checked listing (`__snapshots__/scaffolded-<template>.txt`, first
+ * written from the scaffolder of main `b075d60`, before the layers existed).
+ * A deliberate change to a template shows up there: refresh it with
+ * `npx vitest run test/create-app/template-layers.test.ts -u` and review the diff.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { listTemplates, SHARED_LAYER, scaffold } from '../../create-app/src/scaffold.js';
+import { root } from '../helpers/template.js';
+
+const templatesDir = join(root, 'templates');
+const work = mkdtempSync(join(tmpdir(), 'template-layers-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Every file under `dir`, relative, sorted. */
+function filesUnder(dir: string, skip: (name: string) => boolean = () => false): string[] {
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+      if (skip(e.name)) return [];
+      const path = join(d, e.name);
+      return e.isDirectory() ? walk(path) : [relative(dir, path)];
+    });
+  return walk(dir).sort();
+}
+
+const sha = (file: string) =>
+  createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
+
+/**
+ * The scaffolded project as a listing: one line per file, its hash and path. `.env` holds
+ * fresh secrets on every run: its presence is listed, not its bytes.
+ */
+function listing(dir: string): string {
+  return `${filesUnder(dir)
+    .map((f) => `${f === '.env' ? '(fresh secrets)' : sha(join(dir, f))}  ${f}`)
+    .join('\n')}\n`;
+}
+
+const templates = await listTemplates(templatesDir);
+
+it('offers the templates, not the shared layer', () => {
+  expect(templates).toEqual(['express', 'hono']);
+});
+
+describe.each(templates)('create-store-app --template %s', (template) => {
+  it('writes the same project, byte for byte, as the checked listing', async () => {
+    const { dir } = await scaffold({
+      targetDir: join(work, template),
+      template,
+      templatesDir,
+      install: false,
+      git: false,
+      env: {},
+    });
+    await expect(listing(dir)).toMatchFileSnapshot(`__snapshots__/scaffolded-${template}.txt`);
+  });
+});
+
+describe('the shared layer', () => {
+  const shared = filesUnder(join(templatesDir, SHARED_LAYER));
+  const own = Object.fromEntries(
+    templates.map((t) => [
+      t,
+      filesUnder(join(templatesDir, t), (n) => n === 'node_modules' || n === 'dist'),
+    ]),
+  );
+
+  it('holds the files every template shares', () => {
+    expect(shared).toEqual(
+      expect.arrayContaining(['src/views/home.ts', 'src/db/schema.ts', 'tsconfig.json']),
+    );
+  });
+
+  it('is never copied back into a template (a file equal to the shared one overrides nothing)', () => {
+    for (const t of templates) {
+      const copies = own[t]!.filter(
+        (f) =>
+          shared.includes(f) &&
+          sha(join(templatesDir, t, f)) === sha(join(templatesDir, SHARED_LAYER, f)),
+      );
+      expect(copies, `templates/${t} repeats templates/${SHARED_LAYER}`).toEqual([]);
+    }
+  });
+
+  it('takes every file that all templates would otherwise hold byte for byte', () => {
+    const [first, ...rest] = templates;
+    const same = own[first!]!.filter((f) =>
+      rest.every(
+        (t) =>
+          own[t]!.includes(f) &&
+          sha(join(templatesDir, t, f)) === sha(join(templatesDir, first!, f)),
+      ),
+    );
+    expect(same, `move these to templates/${SHARED_LAYER}`).toEqual([]);
+  });
+});
