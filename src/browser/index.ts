@@ -214,8 +214,13 @@ export function createSession(options: SessionOptions = {}): StoreAppSession {
     inflight ??= (async () => {
       const seen = until;
       const run = async () => {
-        // Another tab may have renewed while we waited for the lock: its message first.
-        await new Promise((r) => setTimeout(r, 0));
+        // Another tab may have renewed while we waited for the lock: its message first (one
+        // task's turn, by a MessageChannel: a background tab's timers would wait a second).
+        await new Promise((r) => {
+          const c = new MessageChannel();
+          c.port1.onmessage = r;
+          c.port2.postMessage(0);
+        });
         if (until === seen) await ask(Date.now() < until);
       };
       await (locks ? locks.request(`store-app-kit:${sub}`, run) : run());

@@ -136,10 +136,12 @@ export function embeddedSessionSuite(template: TemplateName): void {
   async function openApp(
     tab: string,
     sandbox?: string,
+    before?: (page: Page) => Promise<void>,
   ): Promise<{ page: Page; frame: FrameLocator; meta: string }> {
     const page = await context.newPage();
     page.setDefaultTimeout(45_000);
     watch(page, tab);
+    await before?.(page);
     const adminApp = `${platform.adminUrl}/stores/${storeId}/apps/${clientId}`;
     // The admin's own frame is replaced before it loads anything.
     if (sandbox)
@@ -337,6 +339,32 @@ export function embeddedSessionSuite(template: TemplateName): void {
     expect(stored).toBe(0);
     await a.page.close();
     await b.page.close();
+  });
+
+  test('a token the app refuses as expired before the page expects (a laptop that slept) is renewed and the call sent once more', {
+    timeout: (TTL_SECONDS + 90) * 1000,
+  }, async () => {
+    // The page's clock stands still (its timers too), as in a laptop that slept: the page
+    // still believes its token fresh when the app has long refused it.
+    const { page, frame, meta } = await openApp('slept', undefined, (p) =>
+      p.clock.install({ time: Date.now() }),
+    );
+    // A few seconds on, far before the renewal is due.
+    await page.clock.pauseAt(Date.now() + 3000);
+    const start = seen.length;
+    await expiredOnServer(meta);
+    const row = frame.locator('#products tr').first();
+    const stock = Number(await row.locator('td.stock').textContent());
+    await row.locator('button.add-stock').click();
+    await expect.poll(() => row.locator('td.stock').textContent()).toBe(String(stock + 1));
+    const calls = seen.slice(start).map((s) => `${s.path} ${s.status}`);
+    // Refused once as expired, renewed (by the session cookie: the token had expired), sent again.
+    expect(calls).toEqual(['/api/inventory 401', '/auth/session-token 200', '/api/inventory 200']);
+    const [refused, renewal, retried] = seen.slice(start);
+    expect(refused!.bearer).toBe(meta);
+    expect(renewal!.bearer).toBeUndefined();
+    expect(retried!.bearer).not.toBe(meta);
+    await page.close();
   });
 
   test('scopes changed on the platform send the merchant to re-authorise, and back', {
