@@ -34,9 +34,10 @@ beforeAll(async () => {
   expect(built.status, built.out).toBe(0);
 });
 
+// Removing two installed projects takes more than the default 30 s on a loaded machine.
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
-});
+}, 180_000);
 
 let tgz: string | undefined;
 /** The kit packed once for every template's run. */
