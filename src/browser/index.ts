@@ -152,9 +152,9 @@ export function createSession(options: SessionOptions = {}): StoreAppSession {
   function schedule(delay: number): void {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      renew().catch(() => {
-        // A blip: try again soon while the token lasts (a call renews on demand anyway).
-        if (Date.now() < until - 5000) schedule(5000);
+      renew().catch((err: StoreAppBrowserError) => {
+        // A network blip: try again soon while the token lasts (a call renews on demand too).
+        if (err.code === 'NETWORK_ERROR' && Date.now() < until - 5000) schedule(5000);
       });
     }, delay);
   }
