@@ -10,8 +10,8 @@
  * - tokens that expire while two tabs are open are renewed once, for both, and no
  *   call fails;
  * - scopes changed on the platform send the merchant to re-authorise and back;
- * - a top navigation the browser blocks (no click behind it) shows the one-click
- *   fallback, whose click re-authorises.
+ * - a top navigation the browser blocks (no click behind it: a background renewal after
+ *   the store uninstalled the app) shows the one-click fallback, whose click reinstalls.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -398,22 +398,24 @@ export function embeddedSessionSuite(template: TemplateName): void {
     // browsers treat a cross-site frame (the local platform and the app share a site here,
     // where Chromium lets the frame navigate).
     const { page, frame } = await openApp('blocked', SANDBOX);
-    const grown = [...SCOPES, 'read_customers', 'read_content'];
-    register(grown);
-    await stopApp();
-    await startApp(grown);
     const adminPage = page.url();
     const blocked: string[] = [];
     page.on('console', (m) => {
       if (/navigat/i.test(m.text())) blocked.push(m.text());
     });
     // No click is behind the next call: the page renews its token in the background
-    // (~3/4 into its lifetime), the kit answers that the app needs new scopes, and the
-    // browser refuses to let the cross-origin frame navigate the top window by script.
-    const refused = await page.waitForResponse(
+    // (~3/4 into its lifetime), the kit answers that the store must install the app again
+    // (it was uninstalled meanwhile), and the browser refuses to let the cross-origin frame
+    // navigate the top window by script.
+    const refusal = page.waitForResponse(
       (r) => r.url() === `${appUrl}/auth/session-token` && r.status() === 401,
       { timeout: (TTL_SECONDS + 15) * 1000 },
     );
+    platform.uninstall({ storeId, clientId });
+    await expect
+      .poll(() => running!.kit.installations.get(storeId), { timeout: 30_000 })
+      .toBeNull();
+    const refused = await refusal;
     expect(refused.headers()['x-store-app-reauthorize']).toContain(`store_id=${storeId}`);
     const overlay = frame.locator('[data-store-app-reauthorize]');
     await expect.poll(() => overlay.isVisible()).toBe(true);
@@ -426,7 +428,7 @@ export function embeddedSessionSuite(template: TemplateName): void {
     await page.waitForURL(/\/oauth\/authorize/);
     await approveOnPlatform(page);
     await loaded(page.frameLocator('iframe.app'));
-    expect(await grantedScopes()).toContain('read_content');
+    expect(await grantedScopes()).toEqual(expect.arrayContaining(SCOPES));
     await page.close();
   });
 }
