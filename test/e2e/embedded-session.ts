@@ -137,8 +137,9 @@ export function embeddedSessionSuite(template: TemplateName): void {
     tab: string,
     sandbox?: string,
     before?: (page: Page) => Promise<void>,
+    within: BrowserContext = context,
   ): Promise<{ page: Page; frame: FrameLocator; meta: string }> {
-    const page = await context.newPage();
+    const page = await within.newPage();
     page.setDefaultTimeout(45_000);
     watch(page, tab);
     await before?.(page);
@@ -346,11 +347,18 @@ export function embeddedSessionSuite(template: TemplateName): void {
   }, async () => {
     // The page's clock stands still (its timers too), as in a laptop that slept: the page
     // still believes its token fresh when the app has long refused it.
-    const { page, frame, meta } = await openApp('slept', undefined, (p) =>
-      p.clock.install({ time: Date.now() }),
+    // Its own browser context: a context's clock is shared by all its pages.
+    const own = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    const { page, frame, meta } = await openApp(
+      'slept',
+      undefined,
+      async (p) => {
+        // Stopped from before the page loads: however slow the load, no timer fires.
+        await p.clock.install({ time: Date.now() });
+        await p.clock.pauseAt(Date.now() + 1000);
+      },
+      own,
     );
-    // A few seconds on, far before the renewal is due.
-    await page.clock.pauseAt(Date.now() + 3000);
     const start = seen.length;
     await expiredOnServer(meta);
     const row = frame.locator('#products tr').first();
@@ -364,7 +372,7 @@ export function embeddedSessionSuite(template: TemplateName): void {
     expect(refused!.bearer).toBe(meta);
     expect(renewal!.bearer).toBeUndefined();
     expect(retried!.bearer).not.toBe(meta);
-    await page.close();
+    await own.close();
   });
 
   test('scopes changed on the platform send the merchant to re-authorise, and back', {
