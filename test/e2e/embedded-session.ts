@@ -349,7 +349,7 @@ export function embeddedSessionSuite(template: TemplateName): void {
     // still believes its token fresh when the app has long refused it.
     // Its own browser context: a context's clock is shared by all its pages.
     const own = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
-    const { page, frame, meta } = await openApp(
+    const { frame, meta } = await openApp(
       'slept',
       undefined,
       async (p) => {
