@@ -9,6 +9,8 @@
 // (test/consumer/<program>/tsconfig.json; see scripts/doc-examples.js).
 // Both tarballs' file lists are checked first (scripts/package-files.js): no
 // local state, nothing but what the packages are meant to ship.
+// The browser module (store-app-kit/browser) as shipped must stay within
+// BROWSER_MODULE_BUDGET bytes minified (esbuild) and gzipped.
 // Flags: --tarball <file> reuses a packed kit.
 import { spawnSync } from 'node:child_process';
 import {
@@ -24,6 +26,8 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { buildSync } from 'esbuild';
 import { extractExamples } from './doc-examples.js';
 import { committedFiles, packProblems, tarballFiles } from './package-files.js';
 
@@ -34,6 +38,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // authors on DefinitelyTyped) of 2.7, the newest there, for the Deno 2.9 tested.
 const RUNTIME_TYPES = { '@types/bun': '1.4.4', '@types/deno': '2.7.0' };
 const bin = (name) => join(root, 'node_modules', '.bin', name);
+/** issue 34: the page's one dependency stays small (min+gzip, bytes). */
+const BROWSER_MODULE_BUDGET = 3 * 1024;
 
 function run(cmd, args, cwd, what) {
   console.log(`check:package: ${what}`);
@@ -147,6 +153,7 @@ try {
     consumer,
     'consumer install (no database driver, no driver @types)',
   );
+  browserModuleSize(join(consumer, 'node_modules', 'store-app-kit', 'dist', 'browser', 'index.js'));
   // Every example, the local platform's included, with neither driver's types installed.
   typeCheck(consumer, {}, 'every example, no driver types');
   // The runtime programs, each alone: Bun's globals and Deno's are not one program's, and a
@@ -174,6 +181,26 @@ try {
   console.log('check:package: ok');
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/** The shipped browser module, minified and gzipped, against its budget. */
+function browserModuleSize(file) {
+  const min = buildSync({
+    entryPoints: [file],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+  }).outputFiles[0].contents;
+  const gz = gzipSync(min, { level: 9 }).length;
+  console.log(
+    `check:package: store-app-kit/browser is ${min.length} B minified, ${gz} B gzipped (budget ${BROWSER_MODULE_BUDGET} B)`,
+  );
+  if (gz > BROWSER_MODULE_BUDGET) {
+    console.error('check:package: store-app-kit/browser is over its size budget');
+    process.exit(1);
+  }
 }
 
 /** Fails when a tarball holds a file it must not, or lacks one it must have. */

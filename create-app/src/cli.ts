@@ -21,7 +21,7 @@ export const HELP = `Usage: create-store-app [directory] [options]
 Creates an embedded Merchant Store Platform app built on store-app-kit.
 
 Options:
-  --template <name>     Project template: express (default) or hono
+  --template <name>     Project template: express (default), hono or react
   --pm <npm|pnpm|yarn|bun>
                         Package manager (default: the one running this command)
   --no-install          Do not install dependencies

@@ -19,14 +19,20 @@ import { generateSecrets, renderEnv, renderEnvExample } from './secrets.js';
 export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
 export const PACKAGE_MANAGERS: readonly PackageManager[] = ['npm', 'pnpm', 'yarn', 'bun'];
 
+/**
+ * A template's list of the layers it is laid on (one folder name a line, in order), when it
+ * needs more than the shared layer. Read by the scaffolder, never copied.
+ */
+export const LAYERS_FILE = '_layers';
+
 /** Top-level entries of a template folder never copied: build output and local state of the repo demo. */
-const SKIPPED = new Set(['node_modules', 'dist', 'data', '.env', 'test-artifacts']);
+const SKIPPED = new Set(['node_modules', 'dist', 'data', '.env', 'test-artifacts', LAYERS_FILE]);
 
 /**
- * The folder of the templates directory holding the files every template shares (the
- * embedded page, the notes table, the settings loader, the compiler and test settings). It is
- * laid down first; a template's own file at the same path replaces it. Folders starting with
- * `_` are layers, not templates.
+ * The folder of the templates directory holding the files every template shares (the notes
+ * table, the settings loader, the compiler and test settings). It is laid down first; a
+ * template's own file at the same path replaces it. Folders starting with `_` are layers,
+ * not templates.
  */
 export const SHARED_LAYER = '_shared';
 
@@ -221,23 +227,39 @@ function gitCommit(dir: string): boolean {
 }
 
 /**
- * Lays a template's files into `dest`: the shared layer, then the template's own files over
- * it (build output and local state left out). The scaffolder, `npm run demo` and the tests
- * all lay a template through this one function, so what they run is what users get.
+ * The layers under `template`, in order: its `_layers` file (e.g. the shared layer, then
+ * `_page`, the server-rendered page the Express and Hono templates share and the React
+ * template does not), else the shared layer alone.
+ */
+export function layersOf(templatesDir: string, template: string): string[] {
+  const file = join(templatesDir, template, LAYERS_FILE);
+  if (!existsSync(file)) return [SHARED_LAYER];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+}
+
+/**
+ * Lays a template's files into `dest`: its layers (the shared layer first), then the
+ * template's own files over them (build output and local state left out). The scaffolder,
+ * `npm run demo` and the tests all lay a template through this one function, so what they
+ * run is what users get.
  */
 export async function layTemplate(
   templatesDir: string,
   template: string,
   dest: string,
 ): Promise<void> {
-  const shared = join(templatesDir, SHARED_LAYER);
-  if (!existsSync(shared)) {
+  const layers = layersOf(templatesDir, template).map((l) => join(templatesDir, l));
+  const missing = layers.find((l) => !existsSync(l));
+  if (missing) {
     throw new CreateAppError(
       TEMPLATES_MISSING,
-      `The templates' shared files (${shared}) are missing; reinstall create-store-app.`,
+      `The templates' shared files (${missing}) are missing; reinstall create-store-app.`,
     );
   }
-  for (const layer of [shared, join(templatesDir, template)]) {
+  for (const layer of [...layers, join(templatesDir, template)]) {
     await cp(layer, dest, {
       recursive: true,
       filter: (src) => dirname(src) !== layer || !SKIPPED.has(basename(src)),

@@ -1,6 +1,7 @@
 /**
  * The kit's route table, spelled once: install begin `{auth.path}`, the callback
  * `{auth.callbackPath}`, the session-token swap `{auth.path}/session-token`, the
+ * browser module `{auth.path}/browser.js`, the
  * webhook receiver `{webhooks.path}` and, when configured, `{health.path}`, each
  * relative to the app URL's path. Both shells mount it (src/core/routes.ts).
  */
@@ -8,6 +9,7 @@
 import type { AuthDecision } from '../authenticated/authenticate.js';
 import { createSessionTokenRoute } from '../authenticated/index.js';
 import type { ResolvedConfig } from '../config/index.js';
+import { BROWSER_MODULE_PATH, createBrowserModuleRoute } from '../core/browser-module-route.js';
 import type { CoreRequest } from '../core/http.js';
 import { createKitRoutes, type KitRoute, type KitRoutes } from '../core/routes.js';
 import type { HealthCheck } from '../health/index.js';
@@ -52,6 +54,14 @@ export function kitRoutes(deps: KitRouteDeps): KitRoutes {
       path: `${auth.path}/session-token`,
       audience: 'browser',
       handler: createSessionTokenRoute(deps.authenticate),
+    },
+    {
+      // store-app-kit/browser for a plain <script type="module">: a public file, no session.
+      id: 'browser-module',
+      methods: ['GET'],
+      path: auth.path + BROWSER_MODULE_PATH,
+      audience: 'machine',
+      handler: createBrowserModuleRoute(),
     },
     {
       id: 'webhooks',

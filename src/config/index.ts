@@ -407,6 +407,7 @@ function clashingRoutes(o: {
     [o.auth.path, 'auth.path'],
     [o.auth.callbackPath, 'auth.callbackPath'],
     [`${o.auth.path}/session-token`, 'the session-token route'],
+    [`${o.auth.path}/browser.js`, 'the browser module'],
     [o.webhooks.path, 'webhooks.path'],
     ...(o.health ? [[o.health.path, 'health.path'] as [string, string]] : []),
   ];

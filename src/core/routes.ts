@@ -19,6 +19,7 @@ export type KitRouteId =
   | 'install.begin'
   | 'install.callback'
   | 'session-token'
+  | 'browser-module'
   | 'webhooks'
   | 'health';
 

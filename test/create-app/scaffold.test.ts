@@ -418,7 +418,7 @@ describe('create-store-app CLI in a terminal', () => {
     const { prompts, asked, offered } = scripted(['asked-app', 'hono', 'pnpm', false, false]);
     const r = await tty([], prompts);
     expect(r.code, r.err).toBe(0);
-    expect(offered['Template']).toEqual(['express', 'hono']);
+    expect(offered['Template']).toEqual(['express', 'hono', 'react']);
     expect(asked).toEqual([
       'Project name',
       'Template',

@@ -46,7 +46,7 @@ function listing(dir: string): string {
 const templates = await listTemplates(templatesDir);
 
 it('offers the templates, not the shared layer', () => {
-  expect(templates).toEqual(['express', 'hono']);
+  expect(templates).toEqual(['express', 'hono', 'react']);
 });
 
 describe.each(templates)('create-store-app --template %s', (template) => {
@@ -73,9 +73,13 @@ describe('the shared layer', () => {
   );
 
   it('holds the files every template shares', () => {
-    expect(shared).toEqual(
-      expect.arrayContaining(['src/views/home.ts', 'src/db/schema.ts', 'tsconfig.json']),
-    );
+    expect(shared).toEqual(expect.arrayContaining(['src/db/schema.ts', 'tsconfig.json']));
+  });
+
+  it('leaves the server-rendered page to the templates that render it (layer _page)', () => {
+    const page = filesUnder(join(templatesDir, '_page'));
+    expect(page).toEqual(['public/home.css', 'public/home.js', 'src/views/home.ts']);
+    expect(shared).not.toContain('src/views/home.ts');
   });
 
   it('is never copied back into a template (a file equal to the shared one overrides nothing)', () => {

@@ -6,7 +6,7 @@
  * starts it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,16 +14,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { SERVERS } from '../helpers/databases.js';
 import { run } from '../helpers/run.js';
-import { type LaidTemplate, layOutTemplate, root } from '../helpers/template.js';
+import { type LaidTemplate, layOutTemplate, root, type TemplateName } from '../helpers/template.js';
 
-const laid: Partial<Record<'express' | 'hono', LaidTemplate>> = {};
+const laid: Partial<Record<TemplateName, LaidTemplate>> = {};
 beforeAll(async () => {
   laid.express = await layOutTemplate('express');
   laid.hono = await layOutTemplate('hono', { compile: false });
-}, 120_000);
+  // Built: its suite serves Vite's build of the UI, as `npm run build && npm test` does.
+  laid.react = await layOutTemplate('react');
+}, 240_000);
 afterAll(() => {
   laid.express?.remove();
   laid.hono?.remove();
+  laid.react?.remove();
 });
 
 it('templates/express type-checks against the kit', { timeout: 120_000 }, async () => {
@@ -36,7 +39,7 @@ it('templates/express type-checks against the kit', { timeout: 120_000 }, async 
 });
 
 /** The template's own suite (install, routes, uninstall purge) on each database. */
-function runTemplateTests(env: NodeJS.ProcessEnv, name: 'express' | 'hono' = 'express') {
+function runTemplateTests(env: NodeJS.ProcessEnv, name: TemplateName = 'express') {
   return run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run'], {
     cwd: laid[name]!.dir,
     timeout: 120_000,
@@ -140,4 +143,46 @@ describe('templates/hono', () => {
       }
     });
   }
+});
+
+describe('templates/react', () => {
+  it('type-checks against the kit, its server and its UI', { timeout: 120_000 }, async () => {
+    for (const config of ['tsconfig.json', 'tsconfig.web.json']) {
+      const tsc = await run(
+        process.execPath,
+        [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(laid.react!.dir, config)],
+        { cwd: root },
+      );
+      expect(tsc.status, `${config}\n${tsc.stdout}`).toBe(0);
+    }
+  });
+
+  it('passes its tests on SQLite', { timeout: 120_000 }, async () => {
+    const r = await runTemplateTests({}, 'react');
+    expect(r.status, r.out).toBe(0);
+  });
+
+  it('`npm start` without a built UI says so in one line and exits 1', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sak-react-unbuilt-'));
+    const ui = join(laid.react!.dist, 'client');
+    renameSync(ui, `${ui}.away`);
+    try {
+      const r = await run(process.execPath, [join(laid.react!.dist, 'server.js')], {
+        cwd: dir,
+        env: { PATH: process.env['PATH'], HOME: dir },
+        timeout: 45_000,
+      });
+      expect(r.status, r.out).toBe(1);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^The UI is not built \(.*index\.html is missing\): run `npm run build`\.$/,
+        ),
+      ]);
+    } finally {
+      renameSync(`${ui}.away`, ui);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -124,7 +124,7 @@ async function install(storeId: string): Promise<string> {
   expect(decision.status, await decision.clone().text()).toBe(302);
   const callback = await appGet(decision.headers.get('location')!);
   expect(callback.status).toBe(302);
-  const session = await fetch(`${settings['STORE_APP_URL']}/api/session-token`, {
+  const session = await fetch(`${settings['STORE_APP_URL']}/auth/session-token`, {
     headers: { accept: 'application/json', cookie: app.header() },
   });
   expect(session.status).toBe(200);

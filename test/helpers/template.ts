@@ -16,7 +16,7 @@ import { run } from './run.js';
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
-export type TemplateName = 'express' | 'hono';
+export type TemplateName = 'express' | 'hono' | 'react';
 
 export interface LaidTemplate {
   /** The project directory (package.json, src/, test/, node_modules/store-app-kit). */
@@ -26,7 +26,11 @@ export interface LaidTemplate {
   remove(): void;
 }
 
-/** Lays `template` into a fresh directory, links the built kit, and compiles it unless told not to. */
+/**
+ * Lays `template` into a fresh directory, links the built kit, and compiles it unless told
+ * not to (the React template: its server, then its UI with Vite into dist/client, as its
+ * `npm run build` does).
+ */
 export async function layOutTemplate(
   template: TemplateName,
   options: { compile?: boolean } = {},
@@ -56,6 +60,17 @@ export async function layOutTemplate(
     });
     if (built.status !== 0)
       throw new Error(`compiling templates/${template} failed:\n${built.out}`);
+    if (template === 'react') {
+      const vite = await run(
+        process.execPath,
+        [join(root, 'node_modules/vite/bin/vite.js'), 'build'],
+        {
+          cwd: dir,
+          timeout: 120_000,
+        },
+      );
+      if (vite.status !== 0) throw new Error(`vite build of templates/react failed:\n${vite.out}`);
+    }
   }
   return laid;
 }

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
 import { type StoreAppKit, type StoreAppOptionsWithoutAdapter, storeApp } from 'store-app-kit';
 import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
 import { productNotesFor } from './db/schema.js';
-import { renderHomePage } from './views/home.js';
+import { PUBLIC_DIR, renderHomePage } from './views/home.js';
 
 export interface App {
   app: Express;
@@ -27,12 +26,6 @@ class BadRequest extends Error {
   }
 }
 
-/** A fresh CSP nonce per response, read by the page and by the kit's CSP header. */
-const cspNonce: RequestHandler = function cspNonce(_req, res, next) {
-  res.locals['cspNonce'] = randomBytes(16).toString('base64');
-  next();
-};
-
 /**
  * Builds the app. Every setting comes from the environment (`.env`, or the
  * variables the tests set for their local platform) unless passed here.
@@ -47,21 +40,9 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
     // with { status } only. The detail (counts and codes, no store ids) needs
     // `Authorization: Bearer $STORE_APP_HEALTH_TOKEN`.
     health: options.health ?? { path: '/healthz' },
+    // The page's script and styles are files of this origin: no inline code runs.
     securityHeaders: {
-      helmet: {
-        contentSecurityPolicy: {
-          directives: {
-            scriptSrc: [
-              "'self'",
-              (_req, res) => `'nonce-${(res as express.Response).locals['cspNonce']}'`,
-            ],
-            styleSrc: [
-              "'self'",
-              (_req, res) => `'nonce-${(res as express.Response).locals['cspNonce']}'`,
-            ],
-          },
-        },
-      },
+      helmet: { contentSecurityPolicy: { directives: { styleSrc: ["'self'"] } } },
       ...options.securityHeaders,
     },
   });
@@ -70,20 +51,12 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
 
   const app = express();
   app.disable('x-powered-by');
-  app.use(cspNonce);
   // Install routes (/auth, /auth/callback), the webhook receiver (/webhooks), sessions, headers.
   app.use(kit.middleware());
 
   const api = express.Router();
   api.use(express.json({ limit: '16kb' }));
   api.use(kit.authenticated());
-
-  // The embedded page swaps its short-lived token here before it expires.
-  api.get('/session-token', async (_req, res) => {
-    const { token, expiresAt } = await res.locals.store.sessionToken();
-    res.set('Cache-Control', 'no-store');
-    res.json({ token, expiresAt: expiresAt.toISOString() });
-  });
 
   // One page at a time, following the platform's cursor: a store with thousands
   // of products costs one request per page the merchant actually opens.
@@ -188,10 +161,11 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
         storeId,
         storeName,
         sessionToken: (await res.locals.store.sessionToken()).token,
-        nonce: String(res.locals['cspNonce']),
       }),
     );
   });
+  // The page's script and styles (after `/`: a static index.html must never answer the launch).
+  app.use('/assets', express.static(PUBLIC_DIR, { index: false }));
 
   app.use(errorHandler);
 

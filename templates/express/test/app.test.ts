@@ -160,7 +160,7 @@ describe('embedded app', () => {
     expect(forged.status).toBe(401);
   });
 
-  it('renders the home page with a script allowed by the CSP nonce', async () => {
+  it('renders the home page with its script and styles as files the CSP allows, no inline code', async () => {
     // As the admin opens it: a navigation in its iframe with a launch token (a bearer
     // call would get only the script-read headers, no CSP).
     const res = await request(appUrl)
@@ -168,11 +168,24 @@ describe('embedded app', () => {
       .set('Sec-Fetch-Dest', 'iframe')
       .set('Sec-Fetch-Mode', 'navigate');
     expect(res.status).toBe(200);
-    const nonce = /<script nonce="([^"]+)"/.exec(res.text)?.[1];
-    expect(nonce).toBeTruthy();
-    expect(res.headers['content-security-policy']).toContain(`'nonce-${nonce}'`);
+    expect(res.text).toContain('<script type="module" src="/assets/home.js"></script>');
+    expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|<style|nonce=/);
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toMatch(/(^|;)\s*script-src 'self'\s*(;|$)/);
+    expect(csp).toMatch(/(^|;)\s*style-src 'self'\s*(;|$)/);
+    expect(csp).not.toMatch(/nonce|unsafe/);
     // Without read_store_settings the store's name cannot be read: its id stands in.
     expect(res.text).toContain(`<code id="store-name">${storeId}</code>`);
+    // The script, its styles and the kit's browser module it imports, from this origin.
+    for (const [path, type] of [
+      ['/assets/home.js', /javascript/],
+      ['/assets/home.css', /css/],
+      ['/auth/browser.js', /javascript/],
+    ] as const) {
+      const file = await request(appUrl).get(path);
+      expect(file.status, path).toBe(200);
+      expect(file.headers['content-type'], path).toMatch(type);
+    }
   });
 
   it('adjusts inventory on the platform (the example write)', async () => {

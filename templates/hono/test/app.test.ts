@@ -164,9 +164,9 @@ describe('embedded app', () => {
     expect(res.status).toBe(413);
   });
 
-  it('swaps the page’s session token for a fresh one', async () => {
+  it('swaps the page’s session token for a fresh one at the kit’s route', async () => {
     const res = await request(appUrl)
-      .get('/api/session-token')
+      .get('/auth/session-token')
       .set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -177,14 +177,27 @@ describe('embedded app', () => {
     expect(next.status).toBe(200);
   });
 
-  it('renders the home page with a script allowed by the CSP nonce', async () => {
+  it('renders the home page with its script and styles as files the CSP allows, no inline code', async () => {
     const res = await request(appUrl).get('/').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);
-    const nonce = /<script nonce="([^"]+)"/.exec(res.text)?.[1];
-    expect(nonce).toBeTruthy();
-    expect(res.headers['content-security-policy']).toContain(`'nonce-${nonce}'`);
+    expect(res.text).toContain('<script type="module" src="/assets/home.js"></script>');
+    expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|<style|nonce=/);
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toMatch(/(^|;)\s*script-src 'self'\s*(;|$)/);
+    expect(csp).toMatch(/(^|;)\s*style-src 'self'\s*(;|$)/);
+    expect(csp).not.toMatch(/nonce|unsafe/);
     // Without read_store_settings the store's name cannot be read: its id stands in.
     expect(res.text).toContain(`<code id="store-name">${storeId}</code>`);
+    // The script, its styles and the kit's browser module it imports, from this origin.
+    for (const [path, type] of [
+      ['/assets/home.js', /javascript/],
+      ['/assets/home.css', /css/],
+      ['/auth/browser.js', /javascript/],
+    ] as const) {
+      const file = await request(appUrl).get(path);
+      expect(file.status, path).toBe(200);
+      expect(file.headers['content-type'], path).toMatch(type);
+    }
   });
 
   it('opens inside the store admin: launch, session cookie, page, then its token on the API', async () => {
@@ -221,7 +234,7 @@ describe('embedded app', () => {
     // The page's script calls the API with the token it carries, and swaps it when due.
     const pageToken = /name="store-app-session-token" content="([^"]+)"/.exec(page.text)?.[1];
     const swapped = await request(appUrl)
-      .get('/api/session-token')
+      .get('/auth/session-token')
       .set('Authorization', `Bearer ${pageToken}`);
     expect(swapped.status).toBe(200);
     const products = await request(appUrl)
