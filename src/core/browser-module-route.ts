@@ -24,10 +24,8 @@ async function load(): Promise<Loaded | null> {
     const body = await readFile(new URL('../browser/index.js', import.meta.url), 'utf8');
     // Web Crypto (global on Node 20, Bun, Deno and Workers): the core imports nothing of Node.
     const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body));
-    const hex = Array.from(new Uint8Array(digest).subarray(0, 16), (b) =>
-      b.toString(16).padStart(2, '0'),
-    ).join('');
-    const etag = `"${hex}"`;
+    const b64 = btoa(String.fromCharCode(...new Uint8Array(digest).subarray(0, 16)));
+    const etag = `"${b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}"`;
     return { body, etag };
   } catch {
     return null;

@@ -342,7 +342,7 @@ describe('source layers', () => {
   const src = join(root, 'src');
   /** Lowest first. Files at the top of src/ (the entries: index, kit, store-app, locals) are above all. */
   const LAYERS: readonly (readonly string[])[] = [
-    ['errors', 'cache', 'telemetry', 'schemas'],
+    ['errors', 'cache', 'telemetry', 'schemas', 'browser'],
     ['options', 'crypto', 'background', 'core', 'openapi'],
     ['oauth', 'http', 'storage', 'client'],
     ['refresh', 'purge'],
