@@ -14,25 +14,19 @@ import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { Logger } from 'pino';
 import type { AuthenticatedStore } from './authenticated/index.js';
 import type { StoreApiClient } from './client/index.js';
-import { composeKit, type KitServices } from './compose/index.js';
-import { registerInternals } from './compose/internals.js';
+import { composeKit, type KitRuntime, type KitServices } from './compose/index.js';
 import type { StoreAppOptions } from './config/index.js';
 import type { GrantCheck } from './grant/index.js';
 import type { HealthReport } from './health/index.js';
-import { NO_ADDRESS_FIX } from './install/context.js';
-import { installationHasScopes } from './oauth/scopes.js';
+import { createKitLogger } from './http/logger.js';
+import { kitObject } from './kit-object.js';
 import type { PurgeFunction } from './purge/index.js';
 import { createExpressShell, type ExpressShell } from './shells/express/index.js';
 import type { AuthenticatedHandler, KitRouter } from './shells/express/types.js';
-import { createFetchShell, type FetchOptions, type FetchShell } from './shells/fetch/index.js';
+import type { FetchOptions } from './shells/fetch/index.js';
 import type { StorageAdapter } from './storage/contract.js';
-import type {
-  AnyDrizzle,
-  Installation,
-  PendingPurge,
-  PurgeResult,
-  Storage,
-} from './storage/types.js';
+import { createStorage } from './storage/index.js';
+import type { Installation, PendingPurge, PurgeResult } from './storage/types.js';
 import type { WebhookRegistry } from './webhooks/index.js';
 
 export type { AuthenticatedHandler, AuthenticatedLocals } from './shells/express/types.js';
@@ -58,7 +52,7 @@ export type PostgresDatabase = PgDatabase<PgQueryResultHKT>;
 /** The kit's Drizzle handle on MySQL / MariaDB (mysql2). */
 export type MysqlDatabase = DrizzleMySqlDatabase<MySqlQueryResultHKT, PreparedQueryHKTBase>;
 
-interface StoreAppKitBase {
+export interface StoreAppKitBase {
   /**
    * Express middleware to mount once, before your routes: request logger,
    * security headers, the webhook receiver, the session and the install routes.
@@ -224,20 +218,21 @@ function expressShellOf(s: KitServices): ExpressShell {
   });
 }
 
-/** The Fetch shell over the composition (built on first use). */
-function fetchShellOf(s: KitServices): FetchShell {
-  return createFetchShell({
-    routes: s.routes,
-    appPath: s.appPath,
-    session: s.config.session,
-    sessionStore: s.sessions,
-    authenticate: (req) => s.authenticate(req),
-    headerSet: s.headerSet,
-    launchParam: s.api.launch?.param,
-    noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,
-    logger: s.logger,
-  });
-}
+/** The kit on Node (and Bun, Deno): pino, and the built-in databases opened by `DATABASE_URL`. */
+const NODE_RUNTIME: KitRuntime = {
+  createLogger: createKitLogger,
+  openStorage: (config, logger) =>
+    createStorage({
+      ...(config.storage.adapter
+        ? { adapter: config.storage.adapter }
+        : { databaseUrl: config.storage.databaseUrl }),
+      encryptionKeys: config.storage.encryptionKeys,
+      migrate: config.storage.migrate,
+      pool: { max: config.storage.poolMax },
+      timeoutMs: config.storage.timeoutMs,
+      logger: logger.child({ component: 'storage' }),
+    }),
+};
 
 /**
  * Builds the kit (the public, typed entry is `storeApp()` in ./store-app.ts,
@@ -246,51 +241,15 @@ function fetchShellOf(s: KitServices): FetchShell {
 export async function createKit(
   options: StoreAppOptions = {},
 ): Promise<StoreAppKit | CustomStorageStoreAppKit> {
-  const s = await composeKit(options);
+  const s = await composeKit(options, NODE_RUNTIME);
   let express: ExpressShell | undefined;
-  let fetchShell: FetchShell | undefined;
-  const fetchShellNow = () => {
-    fetchShell ??= fetchShellOf(s);
-    return fetchShell;
+  const expressNow = () => {
+    express ??= expressShellOf(s);
+    return express;
   };
-  const kit: StoreAppKitBase & {
-    dialect: Storage['dialect'];
-    db: AnyDrizzle;
-    transaction<T>(fn: (tx: AnyDrizzle) => Promise<T>): Promise<T>;
-  } = {
-    middleware() {
-      express ??= expressShellOf(s);
-      return express.middleware();
-    },
-    installations: {
-      get: (storeId) => s.storage.installations.get(storeId),
-      list: () => s.storage.installations.list(),
-      delete: (storeId) => s.purge(storeId),
-      hasRequiredScopes: (installation) =>
-        installationHasScopes(installation, s.config.oauth.scopes),
-    },
-    webhooks: s.webhooks.api,
-    purge: s.purge,
-    pendingPurges: () => s.outbox.list(),
-    health: () => s.health.report(),
-    authenticated() {
-      express ??= expressShellOf(s);
-      // The handler sets res.locals.store before calling next(); the type says so.
-      return express.authenticated() as unknown as AuthenticatedHandler;
-    },
-    fetch: (request, o) => fetchShellNow().fetch(request, o),
-    authenticate: (request, o) => fetchShellNow().authenticate(request, o),
-    secureResponse: (request, response) => fetchShellNow().secureResponse(request, response),
-    frameAncestors: () => s.pageFraming,
-    client: (storeId) => s.api.client(storeId),
-    checkGrant: (storeId) => s.grants.check(storeId),
-    sessionToken: (storeId) => s.api.sessionToken(storeId),
-    dialect: s.storage.dialect,
-    db: s.storage.db,
-    transaction: (fn) => s.storage.transaction(fn),
-    logger: s.logger,
-    close: () => s.close(),
-  };
-  registerInternals(kit, { storage: s.storage, config: s.config });
-  return kit as StoreAppKit | CustomStorageStoreAppKit;
+  return kitObject(s, {
+    middleware: () => expressNow().middleware(),
+    // The handler sets res.locals.store before calling next(); the type says so.
+    authenticated: () => expressNow().authenticated() as unknown as AuthenticatedHandler,
+  }) as StoreAppKit | CustomStorageStoreAppKit;
 }

@@ -45,7 +45,6 @@ import {
   type ResolvedSecurityHeadersOptions,
   securityHeadersOptionsSchema,
 } from '../shells/express/options.js';
-import { validateStoreScopedTables } from '../storage/index.js';
 import {
   checkStorageMode,
   type ResolvedStorageOptions,
@@ -53,6 +52,7 @@ import {
   type StoreAppStorageOptions,
   storageOptionsSchema,
 } from '../storage/options.js';
+import { validateStoreScopedTables } from '../storage/repositories.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 import {
   type ResolvedWebhookOptions,

@@ -12,12 +12,13 @@
  * - Valid installations are cached in memory for `cacheTtlMs`, so the request
  *   path reads neither the database nor the platform while a token is good.
  */
-import { randomUUID } from 'node:crypto';
+
 import { createOutageBackoff } from '../background/outage-backoff.js';
 import { createLru } from '../cache/lru.js';
 import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
 import type { TokenSource } from '../client/transport.js';
+import { randomUUID } from '../crypto/primitives.js';
 import { StoreAppError } from '../errors/index.js';
 import { OAUTH_ENV } from '../oauth/env.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
@@ -31,12 +32,16 @@ const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
 /** A longer expires_in is a broken response; trusting it would stop proactive refresh. */
 const MAX_EXPIRES_IN_SECONDS = 366 * 86_400;
 
+import { unref } from '../core/timers.js';
 import {
   REFRESH_CLIENT_REJECTED,
   REFRESH_UNAVAILABLE,
   RefreshClientRejectedError,
   RefreshUnavailableError,
 } from './errors.js';
+
+/** The pid in a lease's owner (for whoever reads the row); `worker` where there is no process. */
+const PROCESS_ID = (globalThis as { process?: { pid?: number } }).process?.pid ?? 'worker';
 
 export {
   REFRESH_CLIENT_REJECTED,
@@ -351,7 +356,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           'The installation has no refresh token and its access token expired; send the merchant through /auth.',
         );
       }
-      const owner = `${process.pid}:${randomUUID()}`;
+      const owner = `${PROCESS_ID}:${randomUUID()}`;
       if (
         !(await installations.acquireRefreshLease(storeId, inst.version, owner, options.leaseMs))
       ) {
@@ -802,7 +807,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
           });
       }, options.sweepIntervalMs);
       // The sweep must never keep a process alive on its own.
-      sweepTimer.unref();
+      unref(sweepTimer);
     },
     async stopSweep() {
       if (sweepTimer) clearInterval(sweepTimer);

@@ -4,9 +4,16 @@
  * session secret, the first secret signing and every secret verifying) and the
  * same session store, so a session started by either shell is read by both.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CoreCookie, CoreSession, CoreSessionData } from '../../core/http.js';
 import type { KitSessionStore, StoredSession } from '../../core/session-store.js';
+import {
+  hmacSha256,
+  randomBytes,
+  timingSafeEqual,
+  toBase64,
+  toBase64url,
+  utf8,
+} from '../../crypto/primitives.js';
 import type { ResolvedHttpOptions } from '../../http/options.js';
 
 type SessionOptions = Pick<
@@ -16,7 +23,7 @@ type SessionOptions = Pick<
 
 /** express-session's (cookie-signature's) signature of a session id. */
 function sign(id: string, secret: string): string {
-  return `${id}.${createHmac('sha256', secret).update(id).digest('base64').replace(/=+$/, '')}`;
+  return `${id}.${toBase64(hmacSha256(secret, id)).replace(/=+$/, '')}`;
 }
 
 /** The session id of a signed cookie value, or undefined when no secret signed it. */
@@ -28,8 +35,8 @@ export function unsignSessionCookie(
   const signed = value.slice(2);
   const id = signed.slice(0, signed.lastIndexOf('.'));
   for (const secret of secrets) {
-    const a = Buffer.from(sign(id, secret));
-    const b = Buffer.from(signed);
+    const a = utf8(sign(id, secret));
+    const b = utf8(signed);
     if (a.length === b.length && timingSafeEqual(a, b)) return id;
   }
   return undefined;
@@ -89,7 +96,7 @@ export function createFetchSessions(options: SessionOptions, store: KitSessionSt
       async start(storeId) {
         // A new id (no fixation): the old session, if any, ends.
         if (id !== undefined) await store.destroy(id);
-        id = randomBytes(24).toString('base64url');
+        id = toBase64url(randomBytes(24));
         const maxAgeMs = options.maxAgeSeconds * 1000;
         const cookie = {
           ...cookieBase,

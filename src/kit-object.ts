@@ -1,0 +1,77 @@
+/**
+ * The kit object over the composition, the same on every runtime: narrow
+ * accessors (never the storage or the config), the Fetch shell built on first
+ * use, and the Express entry points the caller supplies (Node's `src/kit.ts`;
+ * a Worker's kit has none). Imports no Express and no Node module.
+ */
+import type { KitServices } from './compose/index.js';
+import { registerInternals } from './compose/internals.js';
+import { NO_ADDRESS_FIX } from './install/context.js';
+import type { StoreAppKitBase } from './kit.js';
+import { installationHasScopes } from './oauth/scopes.js';
+import { createFetchShell, type FetchShell } from './shells/fetch/index.js';
+import type { AnyDrizzle, Storage } from './storage/types.js';
+
+/** The Fetch shell over the composition (built on first use). */
+function fetchShellOf(s: KitServices): FetchShell {
+  return createFetchShell({
+    routes: s.routes,
+    appPath: s.appPath,
+    session: s.config.session,
+    sessionStore: s.sessions,
+    authenticate: (req) => s.authenticate(req),
+    headerSet: s.headerSet,
+    launchParam: s.api.launch?.param,
+    noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,
+    logger: s.logger,
+  });
+}
+
+/** The kit object over `s`; `express` supplies `middleware()` and `authenticated()`. */
+export function kitObject(
+  s: KitServices,
+  express: Pick<StoreAppKitBase, 'middleware' | 'authenticated'>,
+): StoreAppKitBase & {
+  dialect: Storage['dialect'];
+  db: AnyDrizzle;
+  transaction<T>(fn: (tx: AnyDrizzle) => Promise<T>): Promise<T>;
+} {
+  let fetchShell: FetchShell | undefined;
+  const fetchShellNow = () => {
+    fetchShell ??= fetchShellOf(s);
+    return fetchShell;
+  };
+  const kit = {
+    middleware: express.middleware,
+    authenticated: express.authenticated,
+    installations: {
+      get: (storeId: string) => s.storage.installations.get(storeId),
+      list: () => s.storage.installations.list(),
+      delete: (storeId: string) => s.purge(storeId),
+      hasRequiredScopes: (
+        installation: Parameters<StoreAppKitBase['installations']['hasRequiredScopes']>[0],
+      ) => installationHasScopes(installation, s.config.oauth.scopes),
+    },
+    webhooks: s.webhooks.api,
+    purge: s.purge,
+    pendingPurges: () => s.outbox.list(),
+    health: () => s.health.report(),
+    fetch: (request: Request, o?: Parameters<StoreAppKitBase['fetch']>[1]) =>
+      fetchShellNow().fetch(request, o),
+    authenticate: (request: Request, o?: Parameters<StoreAppKitBase['authenticate']>[1]) =>
+      fetchShellNow().authenticate(request, o),
+    secureResponse: (request: Request, response: Response) =>
+      fetchShellNow().secureResponse(request, response),
+    frameAncestors: () => s.pageFraming,
+    client: (storeId: string) => s.api.client(storeId),
+    checkGrant: (storeId: string) => s.grants.check(storeId),
+    sessionToken: (storeId: string) => s.api.sessionToken(storeId),
+    dialect: s.storage.dialect,
+    db: s.storage.db,
+    transaction: <T>(fn: (tx: AnyDrizzle) => Promise<T>) => s.storage.transaction(fn),
+    logger: s.logger,
+    close: () => s.close(),
+  };
+  registerInternals(kit, { storage: s.storage, config: s.config });
+  return kit;
+}
