@@ -8,11 +8,11 @@
  * `Buffer` (test/packaging/workers-graph.test.ts). See docs/runtimes.md.
  */
 import { composeKit, type KitRuntime } from '../compose/index.js';
+import { kitObject } from '../compose/kit-object.js';
+import type { CustomStorageStoreAppKit } from '../compose/kit-types.js';
 import type { StoreAppOptions } from '../config/index.js';
 import { ConfigError } from '../errors/index.js';
 import { createConsoleLogger } from '../http/console-logger.js';
-import type { CustomStorageStoreAppKit } from '../kit.js';
-import { kitObject } from '../kit-object.js';
 import { sealAdapterStorage } from '../storage/adapter-storage.js';
 import type { StorageAdapter } from '../storage/contract.js';
 

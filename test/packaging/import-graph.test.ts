@@ -351,7 +351,7 @@ describe('source layers', () => {
     ['shells/express', 'shells/fetch'],
     ['config'],
     ['compose'],
-    ['testing', 'cli'],
+    ['testing', 'cli', 'workers'],
   ];
   const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
   const ENTRY_LAYER = LAYERS.length;

@@ -4,13 +4,14 @@
  * use, and the Express entry points the caller supplies (Node's `src/kit.ts`;
  * a Worker's kit has none). Imports no Express and no Node module.
  */
-import type { KitServices } from './compose/index.js';
-import { registerInternals } from './compose/internals.js';
-import { NO_ADDRESS_FIX } from './install/context.js';
-import type { StoreAppKitBase } from './kit.js';
-import { installationHasScopes } from './oauth/scopes.js';
-import { createFetchShell, type FetchShell } from './shells/fetch/index.js';
-import type { AnyDrizzle, Storage } from './storage/types.js';
+
+import { NO_ADDRESS_FIX } from '../install/context.js';
+import { installationHasScopes } from '../oauth/scopes.js';
+import { createFetchShell, type FetchShell } from '../shells/fetch/index.js';
+import type { AnyDrizzle, Storage } from '../storage/types.js';
+import type { KitServices } from './index.js';
+import { registerInternals } from './internals.js';
+import type { StoreAppKitBase } from './kit-types.js';
 
 /** The Fetch shell over the composition (built on first use). */
 function fetchShellOf(s: KitServices): FetchShell {
