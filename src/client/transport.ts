@@ -253,7 +253,9 @@ export function createTransport(deps: {
     let method: string = firstMethod;
     let body = firstBody;
     for (let hop = 0; ; hop++) {
-      const res = await options.fetch(url, { method, headers, body, signal, redirect: 'manual' });
+      // Called unbound: workerd's fetch refuses any other \`this\` than the global.
+      const doFetch = options.fetch;
+      const res = await doFetch(url, { method, headers, body, signal, redirect: 'manual' });
       if (!REDIRECT_STATUSES.has(res.status)) return res;
       const location = res.headers.get('location');
       if (location === null) return res;
