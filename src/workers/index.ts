@@ -22,7 +22,15 @@ export type WorkersStoreAppOptions = StoreAppOptions & {
 };
 
 /** The kit on Workers: the Fetch API entry points, no Express ones, no Drizzle handle. */
-export type WorkersStoreAppKit = Omit<CustomStorageStoreAppKit, 'middleware' | 'authenticated'>;
+export type WorkersStoreAppKit = Omit<CustomStorageStoreAppKit, 'middleware' | 'authenticated'> & {
+  /**
+   * One pass of the background work a long-lived process runs on timers: the
+   * refresh sweep (tokens expiring soon) and the purge outbox (due pending
+   * purges, each leased so two passes never run one twice). For a Worker's
+   * `scheduled()` (Cron Triggers): `createWorker` does it.
+   */
+  runBackground(): Promise<{ refreshed: number; purged: number }>;
+};
 
 /** The part of a Worker's `ExecutionContext` the kit uses. */
 export interface WorkerContext {
@@ -83,7 +91,13 @@ export async function storeApp(
     authenticated: expressOnly('kit.authenticated()'),
   });
   const { middleware: _m, authenticated: _a, ...workersKit } = kit;
-  return workersKit as WorkersStoreAppKit;
+  return Object.assign(workersKit, {
+    async runBackground() {
+      const sweep = await services.api.tokens.sweep();
+      const purged = await services.outbox.runDue();
+      return { refreshed: sweep.refreshed, purged };
+    },
+  }) as WorkersStoreAppKit;
 }
 
 /** What `createWorker` is given. */
@@ -105,6 +119,8 @@ export interface WorkerSetup<Env extends WorkerEnv> {
 /** A Worker's handlers (`export default createWorker(…)`). */
 export interface StoreAppWorker<Env extends WorkerEnv> {
   fetch(request: Request, env: Env, ctx: WorkerContext): Promise<Response>;
+  /** Cron Triggers: one pass of the refresh sweep and the purge outbox, kept alive by `waitUntil`. */
+  scheduled(controller: unknown, env: Env, ctx: WorkerContext): Promise<void>;
   /** The kit of this isolate (built on first use). */
   kit(env: Env): Promise<WorkersStoreAppKit>;
 }
@@ -126,6 +142,11 @@ export function createWorker<Env extends WorkerEnv>(setup: WorkerSetup<Env>): St
   };
   return {
     kit: kitOf,
+    async scheduled(_controller, env, ctx) {
+      const pass = kitOf(env).then((k) => k.runBackground());
+      ctx.waitUntil(pass);
+      await pass;
+    },
     async fetch(request, env, ctx) {
       const k = await kitOf(env);
       const remoteAddress = request.headers.get('cf-connecting-ip') ?? undefined;

@@ -212,6 +212,19 @@ describe('the kit in workerd on D1', () => {
     expect(
       await rows("SELECT count(*) AS n FROM store_app_pending_purges WHERE kind <> 'sweep'"),
     ).toBe(0);
+    // The outbox's later sweep runs from the Worker's scheduled() (Cron Triggers), once.
+    const db = await mf.getD1Database('DB');
+    await db.prepare('UPDATE store_app_pending_purges SET next_attempt_at = 0').run();
+    const worker = (await mf.getWorker()) as unknown as {
+      scheduled(o: { cron: string }): Promise<unknown>;
+    };
+    await worker.scheduled({ cron: '* * * * *' });
+    expect(await rows('SELECT count(*) AS n FROM store_app_pending_purges')).toBe(0);
+    const audit = () =>
+      rows('SELECT count(*) AS n FROM store_app_purge_audit WHERE store_id = ?', storeId);
+    const audited = await audit();
+    await worker.scheduled({ cron: '* * * * *' });
+    expect(await audit()).toBe(audited);
     const after = await fetch(`${appUrl}/api/products`, {
       headers: { authorization: `Bearer ${token}` },
     });
