@@ -199,6 +199,28 @@ describe('the kit in workerd on D1', () => {
     expect(platform.stats().tokenRequests.refresh_token - refreshes).toBe(1);
   });
 
+  it('a Cron Trigger’s scheduled() refreshes a token about to expire, without a request', async () => {
+    // The token's expiry, as stored, is now: the sweep finds it due.
+    const db = await mf.getD1Database('DB');
+    await db
+      .prepare('UPDATE store_app_installations SET access_expires_at = ? WHERE store_id = ?')
+      .bind(Date.now(), storeId)
+      .run();
+    const refreshes = platform.stats().tokenRequests.refresh_token;
+    const worker = (await mf.getWorker()) as unknown as {
+      scheduled(o: { cron: string }): Promise<unknown>;
+    };
+    await worker.scheduled({ cron: '*/5 * * * *' });
+    expect(platform.stats().tokenRequests.refresh_token - refreshes).toBe(1);
+    expect(
+      await rows(
+        'SELECT count(*) AS n FROM store_app_installations WHERE store_id = ? AND access_expires_at > ?',
+        storeId,
+        String(Date.now() + 60_000),
+      ),
+    ).toBe(1);
+  });
+
   it('the uninstall webhook is acknowledged and the store purged from D1', async () => {
     const { deliveryId } = platform.uninstall({ storeId, clientId: creds.clientId });
     const [delivery] = await platform.waitForDeliveries({ clientId: creds.clientId, count: 1 });
