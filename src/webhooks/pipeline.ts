@@ -11,7 +11,8 @@
  * unverified bytes held would pass `maxUnverifiedBytes`, 408 body slower than
  * `bodyTimeoutMs`, 400 body cut off, 200 processed, duplicate or unknown topic, 202
  * when handlers outlast `ackTimeoutMs`, 500 when a handler fails (so the platform
- * retries), 503 when the database is unreachable.
+ * retries), 503 when the database is unreachable or when a parser before the kit
+ * consumed the body (`WEBHOOK_BODY_CONSUMED`, Retry-After: the platform retries).
  */
 import {
   CoreBodyError,
@@ -20,7 +21,6 @@ import {
   type CoreResponse,
 } from '../core/http.js';
 import {
-  CONFIG_INVALID,
   isStorageFailure,
   STORAGE_RETRY_AFTER_SECONDS,
   STORAGE_UNAVAILABLE,
@@ -28,6 +28,7 @@ import {
 import { recordError } from '../telemetry/index.js';
 import {
   SIGNATURE_MISMATCH,
+  WEBHOOK_BODY_CONSUMED,
   WEBHOOK_HANDLER_FAILED,
   WebhookHandlerError,
   WebhookVerificationError,
@@ -206,6 +207,9 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
 
 export type WebhookDecisions = ReturnType<typeof createWebhookDecisions>;
 
+/** How long a delivery whose body was consumed asks the platform to wait (a deploy's time). */
+const BODY_CONSUMED_RETRY_AFTER_SECONDS = 300;
+
 /** What answers a delivery whose body something before the kit consumed. */
 export const BODY_ALREADY_CONSUMED_FIX =
   'a body parser mounted before kit.middleware() consumed the webhook body and kept no raw ' +
@@ -280,11 +284,15 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
         if (!warnedConsumed) {
           warnedConsumed = true;
           logger?.error(
-            { errorCode: CONFIG_INVALID, path: req.path },
+            { errorCode: WEBHOOK_BODY_CONSUMED, path: req.path },
             `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`,
           );
         }
-        return refusal(500, CONFIG_INVALID, `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`);
+        // 503 + Retry-After, not 500 or 2xx: the delivery (an uninstall's purge among them)
+        // stays the platform's to retry until the app is fixed (issue 32).
+        return refusal(503, WEBHOOK_BODY_CONSUMED, `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`, {
+          'retry-after': String(BODY_CONSUMED_RETRY_AFTER_SECONDS),
+        });
       }
       return bodyRefusal(req, err, decide);
     } finally {

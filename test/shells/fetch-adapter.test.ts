@@ -6,9 +6,9 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { unsignSessionCookie } from '../../src/core/browser-session.js';
 import { CoreBodyError, type CoreSession } from '../../src/core/http.js';
 import { serializeCookie, toCoreRequest, toResponse } from '../../src/shells/fetch/adapter.js';
-import { unsignSessionCookie } from '../../src/shells/fetch/session.js';
 
 const session = {} as CoreSession;
 const ctx = { remoteAddress: '203.0.113.9', log: pino({ level: 'silent' }), session };

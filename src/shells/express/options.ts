@@ -15,6 +15,15 @@ export const securityHeadersOptionsSchema = v.strictObject({
    */
   enabled: v.optional(boolean(), true),
   /**
+   * Where the Express shell sets them. `'kit'`: the kit's browser routes (`/auth`,
+   * its callback, session token, browser module) and every route behind
+   * `kit.authenticated()`; the app's other routes keep their own headers (a guest in
+   * an existing app). `'app'`: every request passing `kit.middleware()` too (an app
+   * whose pages are all the kit's: its static `index.html`, its scripts).
+   * @default 'kit'
+   */
+  scope: v.optional(v.picklist(['kit', 'app'], "must be 'kit' or 'app'."), 'kit'),
+  /**
    * `'protected'`: CSP `frame-ancestors` (the admin origin when embedded, else
    * `'none'` plus `X-Frame-Options: DENY`) is always sent, whatever `helmet`
    * says. `'unprotected'`: neither is sent (your proxy sets them); the kit
@@ -44,6 +53,7 @@ export type SecurityHeadersOptions = v.InferInput<typeof securityHeadersOptionsS
 
 export interface ResolvedSecurityHeadersOptions {
   enabled: boolean;
+  scope: 'kit' | 'app';
   helmet: HelmetOptions;
   framing: 'protected' | 'unprotected';
 }

@@ -2,11 +2,14 @@
  * express-session's `Store` over the kit's session-store port (the built-in
  * storage's sessions). express-session reads a session's lifetime from its cookie;
  * this passes it on as the port's TTL (the cookie's `expires`, else `maxAge`, else
- * the store's default).
+ * the store's default). The kit's shells use the port directly
+ * (core/browser-session.ts); this is for an app that wants the kit's sessions table
+ * behind an express-session of its own, and for tests.
  */
+import { createRequire } from 'node:module';
+import type * as ExpressSessionModule from 'express-session';
 import type { SessionData, Store } from 'express-session';
 import type { KitSessionStore, StoredSession } from '../../core/session-store.js';
-import { expressFamily } from './family.js';
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 
@@ -37,7 +40,9 @@ function settle<T>(promise: Promise<T>, cb: Callback<T> | undefined): void {
 export function expressSessionStore(
   sessions: KitSessionStore & { prune?(now?: Date): Promise<number>; close?(): void },
 ): Store & { prune(now?: Date): Promise<number>; close(): void } {
-  const { session } = expressFamily();
+  const session = createRequire(import.meta.url)(
+    'express-session',
+  ) as typeof ExpressSessionModule.default;
   class KitExpressStore extends session.Store {
     override get(sid: string, cb: Callback<SessionData | null>): void {
       settle(
