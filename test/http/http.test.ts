@@ -443,6 +443,8 @@ describe('kit.middleware() in a host app', () => {
       storage: { databaseUrl: join(dir, 'h.db'), encryptionKeys: [generateKey()] },
       session: { secret: randomBytes(32).toString('base64url') },
       webhooks: { secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` },
+      // The app's own routes take the kit's headers only when asked to (issue 32).
+      securityHeaders: { scope: 'app' },
     });
     try {
       const before = express();
