@@ -198,6 +198,29 @@ describe.each([
     }
   });
 
+  it("attack: a host session cookie planted in the merchant's browser never carries the store", async () => {
+    const g = await startGuest({ sessionBeforeKit });
+    try {
+      // The attacker starts a host session and plants its cookie in the merchant's browser.
+      const attacker = new Browser();
+      expect(await visits(attacker, g)).toBe(1);
+      const planted = attacker.cookies.get(HOST_COOKIE)!;
+      const merchant = new Browser();
+      merchant.cookies.set(HOST_COOKIE, planted);
+      await install(g, merchant);
+      expect((await merchant.get(`${g.appUrl}/`, { accept: 'text/html' })).status).toBe(200);
+      // The store is bound to the kit's own new cookie only: the planted host session
+      // (still the attacker's) opens nothing of the kit.
+      const page = await attacker.get(`${g.appUrl}/`, json);
+      expect(page.status).toBe(401);
+      expect(((await page.json()) as { code: string }).code).toBe('SESSION_REQUIRED');
+      const api = await attacker.get(`${g.appUrl}/api/products`, json);
+      expect(api.status).toBe(401);
+    } finally {
+      await g.close();
+    }
+  });
+
   it("requests that never reach the kit's routes or authenticated() write no kit session row", async () => {
     const g = await startGuest({ sessionBeforeKit });
     try {
