@@ -5,7 +5,7 @@
  * without a promise (`fromMemory`: the same rules as the full path); anything else
  * takes the core's full path, whose refusal is written as it is.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   type AuthDecision,
   type AuthenticateDeps,
@@ -35,6 +35,11 @@ export interface ExpressAuthenticatedDeps {
    * Absent: the app's own express-session (`createAuthenticated` outside a kit).
    */
   sessionOf?: ((req: Request, res: Response) => CoreSession) | undefined;
+  /**
+   * Answers an unexpected error (the session store failing, a bug) as the kit's own
+   * routes do: no detail, logged, counted. Absent: `next(err)` (the app's handler).
+   */
+  onError?: ErrorRequestHandler | undefined;
   /** Sets the kit's headers on the answer (the kit's `securityHeaders.scope: 'kit'`). */
   applyHeaders?: ((req: Request, res: Response) => void) | undefined;
   /** Binds the browser session to a store (regenerating its id). @default express-session's */
@@ -46,7 +51,7 @@ export interface ExpressAuthenticatedDeps {
 /** `kit.authenticated()`: each call returns the handler (one handler serves every route). */
 export function expressAuthenticated(deps: ExpressAuthenticatedDeps): () => RequestHandler {
   const { authenticate, fromMemory, launchWatch, startSession, sessionCookieName } = deps;
-  const { applyHeaders } = deps;
+  const { applyHeaders, onError } = deps;
   const sessionFor =
     deps.sessionOf ??
     ((req: Request) =>
@@ -67,7 +72,8 @@ export function expressAuthenticated(deps: ExpressAuthenticatedDeps): () => Requ
         existingAncestors(res),
       );
     } catch (err) {
-      next(err);
+      if (onError) onError(err, req, res, next);
+      else next(err);
       return;
     }
     if (!decision.ok) {

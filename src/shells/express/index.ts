@@ -101,13 +101,15 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
     if (m.route.audience === 'browser') applyHeaders?.(req, res);
     runKit(m, req, res, next);
   });
-  router.use(kitErrorHandler(logger));
+  const kitErrors = kitErrorHandler(logger);
+  router.use(kitErrors);
 
   const authenticated = expressAuthenticated({
     authenticate: deps.authenticate,
     fromMemory: deps.fromMemory,
     launchWatch: watch,
     sessionOf,
+    onError: kitErrors,
     applyHeaders: appHeaders ? undefined : applyHeaders,
     sessionCookieName: cookieName,
   });
