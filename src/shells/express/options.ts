@@ -9,8 +9,9 @@ import { boolean } from '../../options/index.js';
 
 export const securityHeadersOptionsSchema = v.strictObject({
   /**
-   * Set the kit's security headers on every browser response passing through
-   * `kit.middleware()` (and on the kit's own answers on the Fetch shell).
+   * Set the kit's security headers on the kit's browser answers and behind
+   * `kit.authenticated()` (where else: `scope`), and on the kit's own answers on the
+   * Fetch shell.
    * @default true
    */
   enabled: v.optional(boolean(), true),
