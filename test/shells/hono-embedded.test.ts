@@ -24,8 +24,8 @@ import { unsignSessionCookie } from '../../src/core/browser-session.js';
 import { generateKey } from '../../src/crypto/index.js';
 import type { StoreAppKit } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import { storeApp } from '../../src/store-app.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 
 /**
  * A browser's cookie jar over node's HTTP client (supertest): unlike fetch, it
