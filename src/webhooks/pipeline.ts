@@ -210,12 +210,21 @@ export type WebhookDecisions = ReturnType<typeof createWebhookDecisions>;
 /** How long a delivery whose body was consumed asks the platform to wait (a deploy's time). */
 const BODY_CONSUMED_RETRY_AFTER_SECONDS = 300;
 
-/** What answers a delivery whose body something before the kit consumed. */
+/**
+ * What answers a delivery whose body something before the kit consumed, on Express
+ * (the shell's `CoreBodyError('consumed')` carries its own shell's fix).
+ */
 export const BODY_ALREADY_CONSUMED_FIX =
   'a body parser mounted before kit.middleware() consumed the webhook body and kept no raw ' +
   'copy, so its signature cannot be checked. Fix: mount kit.middleware() before ' +
   'express.json(), or keep the bytes with express.json({ verify: keepRawBody }) ' +
   "(import { keepRawBody } from 'store-app-kit')";
+
+/** The same on the Fetch shell: the request's body was read before `kit.fetch`. */
+export const FETCH_BODY_CONSUMED_FIX =
+  "the request's body was read before kit.fetch(request) (a body parser, c.req.json(), " +
+  'request.json()), so the webhook signature cannot be checked over its bytes. Fix: hand ' +
+  'the request to kit.fetch before anything reads its body';
 
 /** The declared length of a body (`Content-Length`), or undefined. */
 function declaredLength(req: CoreRequest): number | undefined {
@@ -285,12 +294,12 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
           warnedConsumed = true;
           logger?.error(
             { errorCode: WEBHOOK_BODY_CONSUMED, path: req.path },
-            `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`,
+            `webhooks: ${err.message}`,
           );
         }
         // 503 + Retry-After, not 500 or 2xx: the delivery (an uninstall's purge among them)
         // stays the platform's to retry until the app is fixed (issue 32).
-        return refusal(503, WEBHOOK_BODY_CONSUMED, `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`, {
+        return refusal(503, WEBHOOK_BODY_CONSUMED, `webhooks: ${err.message}`, {
           'retry-after': String(BODY_CONSUMED_RETRY_AFTER_SECONDS),
         });
       }

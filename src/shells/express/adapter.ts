@@ -14,6 +14,7 @@ import {
   type CoreResponse,
   type CoreSession,
 } from '../../core/http.js';
+import { BODY_ALREADY_CONSUMED_FIX } from '../../webhooks/pipeline.js';
 import type { WithRawBody } from '../../webhooks/raw-body.js';
 import { startStoreSession } from './session.js';
 
@@ -174,7 +175,7 @@ function bodyReader(req: Request): CoreRequest['body'] {
         return kept;
       }
       if (req.readableEnded || (req.complete && !req.readable)) {
-        throw new CoreBodyError('consumed', 'A parser before the kit consumed the body');
+        throw new CoreBodyError('consumed', BODY_ALREADY_CONSUMED_FIX);
       }
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
