@@ -5,6 +5,8 @@
  * alone (issue 32). The `SessionData` fields below type what that outside use stores.
  */
 import type { RequestHandler } from 'express';
+// Types only (req.session, SessionData): the kit never loads express-session.
+import type {} from 'express-session';
 
 declare module 'express-session' {
   interface SessionData {
