@@ -31,6 +31,7 @@ import {
   type SqliteConnection,
   type SqliteDriver,
 } from './sqlite-drivers.js';
+import { boundWal, createFullDiskRelief } from './sqlite-wal.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING } from './url.js';
 
@@ -426,6 +427,8 @@ function openSqliteFile(
     // busy_timeout first: switching to WAL needs the lock another process may hold.
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     sqlite.pragma('journal_mode = WAL');
+    // The WAL bounded by the room its volume has (./sqlite-wal.ts).
+    boundWal(sqlite, filename);
     // Set, not assumed: better-sqlite3 is built with WAL defaulting to NORMAL,
     // which may lose the last commits on a power cut. A rotated refresh token or
     // a webhook's dedupe row that vanished would cost a reinstall or a replay.
@@ -468,6 +471,7 @@ function openSqlite(
   const lock = acquireFileLock(filename);
   const { withLock } = lock;
   const timeoutMs = options.timeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS;
+  const relieve = createFullDiskRelief(sqlite, filename, options.logger);
   /**
    * The in-process lock, bounded: statements block the event loop while
    * SQLite waits for another process's lock (busy_timeout), so callers queue
@@ -480,6 +484,7 @@ function openSqlite(
       if (timeoutMs > 0 && performance.now() - queued > timeoutMs) {
         throw deadlineError(what, timeoutMs);
       }
+      relieve.beforeWork();
       return fn();
     });
   }
@@ -492,7 +497,7 @@ function openSqlite(
       try {
         return await fn(inTx?.tx ?? db);
       } catch (err) {
-        throw storageError(what, err);
+        throw relieve.failed(storageError(what, err));
       }
     };
     return inTx ? call() : withLockBy(what, call);
@@ -521,7 +526,10 @@ function openSqlite(
   // Deliveries that arrive together share one COMMIT (see ./group-commit.ts).
   const group = createGroupCommit({
     withLock,
-    begin: () => exec('BEGIN IMMEDIATE'),
+    begin: () => {
+      relieve.beforeWork();
+      exec('BEGIN IMMEDIATE');
+    },
     commit: () => exec('COMMIT'),
     rollback: () => undo('ROLLBACK'),
     savepoint: (name) => exec(`SAVEPOINT ${name}`),
@@ -541,8 +549,9 @@ function openSqlite(
     },
     inTransaction: () => sqlite.open && sqlite.inTransaction,
     run: (body) => inTxContext(current, db, undefined, body),
-    memberError: (err) => (isUnavailableError(err) ? storageError('transaction', err) : err),
-    groupError: (err) => storageError('transaction', err),
+    memberError: (err) =>
+      relieve.failed(isUnavailableError(err) ? storageError('transaction', err) : err),
+    groupError: (err) => relieve.failed(storageError('transaction', err)),
     // A deferred foreign key (the app's schema may declare one) fails the COMMIT.
     memberMayHaveFailedCommit(err) {
       const code =
@@ -581,7 +590,7 @@ function openSqlite(
       } catch (err) {
         undo('ROLLBACK');
         // The app's own errors pass through; a database that became unavailable is a StorageError.
-        throw isUnavailableError(err) ? storageError('transaction', err) : err;
+        throw relieve.failed(isUnavailableError(err) ? storageError('transaction', err) : err);
       }
     });
   }
