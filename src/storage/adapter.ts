@@ -25,6 +25,7 @@ import {
 import { classifyStorageFailure, driverCode, storageFailureMessage } from './error-causes.js';
 import { createGroupCommit } from './group-commit.js';
 import { guardTransactionConnections } from './pg-connection-guard.js';
+import { createPgRewriter, DEFAULT_PURGE_REWRITE, type PgRewriteOptions } from './pg-rewrite.js';
 import {
   loadRuntimeSqliteDriver,
   nonNodeRuntime,
@@ -101,6 +102,13 @@ export interface AdapterOptions {
    * @default DEFAULT_STORAGE_TIMEOUT_MS (2000)
    */
   timeoutMs?: number;
+  /**
+   * Postgres: rewrite the tables purges touched (`VACUUM (FULL)`), at most
+   * once per `minIntervalMs`, so purged rows leave the table and index files;
+   * `false`: VACUUM only (./pg-rewrite.ts).
+   * @default DEFAULT_PURGE_REWRITE
+   */
+  purgeRewrite?: PgRewriteOptions | false;
   /** SQLite busy_timeout in ms (validated by createStorage). */
   sqliteBusyTimeoutMs?: number;
   logger?: Logger | undefined;
@@ -698,6 +706,10 @@ function openPostgres(
   }
 
   const guarded = guardTransactionConnections(pool);
+  const rewriter =
+    options.purgeRewrite === false
+      ? undefined
+      : createPgRewriter(pool, options.purgeRewrite ?? DEFAULT_PURGE_REWRITE, options.logger);
   const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> =>
     activeTx(current)
       ? driverTransaction(current, db, fn)
@@ -714,22 +726,27 @@ function openPostgres(
       if (tables.length === 0) return true;
       if (activeTx(current)) return false;
       // Dead tuples keep the purged rows readable until VACUUM; VACUUM cannot
-      // run in a transaction, so this runs after the purge commits.
+      // run in a transaction, so this runs after the purge commits. VACUUM
+      // frees their space but leaves their bytes in the files: the rewrite
+      // (./pg-rewrite.ts) removes those.
       const list = tables.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
-      try {
-        // Maintenance, not the request path: VACUUM may take longer than the deadline.
-        await pool.query({
-          text: `VACUUM ${list}`,
-          query_timeout: MAINTENANCE_TIMEOUT_MS,
-        } as unknown as pg.QueryConfig);
-        return true;
-      } catch (err) {
-        options.logger?.warn(
-          { event: 'purge.scrub_failed', errorCode: (err as { code?: unknown }).code },
-          'VACUUM after a purge failed; autovacuum will reclaim the rows later',
-        );
-        return false;
-      }
+      const vacuum = async () => {
+        try {
+          // Maintenance, not the request path: VACUUM may take longer than the deadline.
+          await pool.query({
+            text: `VACUUM ${list}`,
+            query_timeout: MAINTENANCE_TIMEOUT_MS,
+          } as unknown as pg.QueryConfig);
+          return true;
+        } catch (err) {
+          options.logger?.warn(
+            { event: 'purge.scrub_failed', errorCode: (err as { code?: unknown }).code },
+            'VACUUM after a purge failed; autovacuum will reclaim the rows later',
+          );
+          return false;
+        }
+      };
+      return rewriter ? rewriter.afterPurge(tables, vacuum) : vacuum();
     },
     async migrate() {
       // Its own connection without the request-path deadlines: a migration
@@ -765,6 +782,7 @@ function openPostgres(
       options.logger?.debug({ dialect: 'postgres' }, 'store-app-kit migrations applied');
     },
     async close() {
+      rewriter?.close();
       await pool.end();
     },
   };
