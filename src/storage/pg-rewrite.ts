@@ -11,7 +11,9 @@
  *   ones are owed and rewritten together when the interval has passed;
  * - the lock is waited for at most `LOCK_WAIT_MS`: a rewrite queued behind a
  *   long transaction would make every reader queue behind it. A table it could
- *   not lock is owed again for the next turn.
+ *   not lock is owed again for the next turn;
+ * - rows a transaction begun before the purge may still see are copied by
+ *   `VACUUM FULL` (RECENTLY_DEAD): while one is open the turn is put off.
  * What stays (WAL, freed file blocks, backups) is in docs/security.md.
  */
 import type pg from 'pg';
@@ -50,10 +52,40 @@ export function createPgRewriter(
   logger: Logger | undefined,
 ): PgRewriter {
   const owed = new Set<string>();
+  // The transaction-id horizon after the newest owed purge committed.
+  let owedHorizon: string | undefined;
   let lastRun = Number.NEGATIVE_INFINITY;
   let running: Promise<boolean> | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
+
+  /**
+   * The next transaction id now, after the purges owed committed: a snapshot
+   * whose horizon is older than it may still see their rows.
+   */
+  async function horizon(): Promise<string | undefined> {
+    const { rows } = await pool.query(
+      'SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text AS x',
+    );
+    return rows[0]?.x as string | undefined;
+  }
+
+  /**
+   * Whether a transaction of this database holds a snapshot or an id older
+   * than `x`: VACUUM FULL copies the rows it may still see (RECENTLY_DEAD)
+   * into the new file, so the rewrite would take the lock and leave them. The
+   * same horizon Postgres computes (autovacuum's ANALYZE counts too).
+   */
+  async function olderThan(x: string): Promise<boolean> {
+    const { rows } = await pool.query(
+      `SELECT 1 FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid()
+         AND (age(backend_xmin) > age($1::xid) OR age(backend_xid) > age($1::xid))
+       LIMIT 1`,
+      [x],
+    );
+    return rows.length > 0;
+  }
 
   async function rewrite(table: string): Promise<boolean> {
     const client = await pool.connect();
@@ -86,16 +118,20 @@ export function createPgRewriter(
   /** One turn: every owed table, one statement each (a busy table does not hold the others back). */
   async function turn(): Promise<boolean> {
     lastRun = performance.now();
+    const older = owedHorizon !== undefined && (await olderThan(owedHorizon).catch(() => false));
+    if (older) {
+      logger?.warn(
+        { event: 'purge.rewrite_deferred', tables: [...owed], reason: 'open_transaction' },
+        'a transaction begun before the purge is still open (it may still see the purged rows); the rewrite waits for the next turn',
+      );
+      schedule();
+      return false;
+    }
     const tables = [...owed];
     owed.clear();
     let all = true;
     for (const table of tables) {
-      if (closed) {
-        owed.add(table);
-        all = false;
-        continue;
-      }
-      if (!(await rewrite(table).catch(() => false))) {
+      if (closed || !(await rewrite(table).catch(() => false))) {
         owed.add(table);
         all = false;
       }
@@ -121,6 +157,7 @@ export function createPgRewriter(
     async afterPurge(tables, vacuum) {
       if (tables.length === 0) return true;
       for (const table of tables) owed.add(table);
+      owedHorizon = (await horizon().catch(() => undefined)) ?? owedHorizon;
       if (!closed && !running && performance.now() - lastRun >= options.minIntervalMs) {
         running = turn().finally(() => {
           running = undefined;
