@@ -85,7 +85,8 @@ export interface DialectAdapter {
   /**
    * After a committed purge: make the deleted rows of `tables` unreadable on
    * disk. SQLite (secure_delete is on for every connection) checkpoints the
-   * WAL and truncates it; Postgres VACUUMs the tables; MySQL rebuilds them
+   * WAL and truncates it; Postgres rewrites them (VACUUM FULL, batched:
+   * ./pg-rewrite.ts; VACUUM while a rewrite is owed); MySQL rebuilds them
    * (OPTIMIZE TABLE). Never throws: returns
    * false (and logs) when the step could not finish.
    */
