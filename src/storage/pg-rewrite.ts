@@ -12,8 +12,9 @@
  * - the lock is waited for at most `LOCK_WAIT_MS`: a rewrite queued behind a
  *   long transaction would make every reader queue behind it. A table it could
  *   not lock is owed again for the next turn;
- * - rows a transaction begun before the purge may still see are copied by
- *   `VACUUM FULL` (RECENTLY_DEAD): while one is open the turn is put off.
+ * - rows a transaction older than the purge may still see are copied by
+ *   `VACUUM FULL` (RECENTLY_DEAD): while one is open (in any database of the
+ *   server: the rewrite's own snapshot counts its id) the turn is put off.
  * What stays (WAL, freed file blocks, backups) is in docs/security.md.
  */
 import type pg from 'pg';
@@ -71,16 +72,23 @@ export function createPgRewriter(
   }
 
   /**
-   * Whether a transaction of this database holds a snapshot or an id older
-   * than `x`: VACUUM FULL copies the rows it may still see (RECENTLY_DEAD)
-   * into the new file, so the rewrite would take the lock and leave them. The
-   * same horizon Postgres computes (autovacuum's ANALYZE counts too).
+   * Whether a transaction older than `x` may still be seen as running by the
+   * rewrite: VACUUM FULL copies the rows such a snapshot may see
+   * (RECENTLY_DEAD) into the new file, so it would take the lock and leave
+   * them. The horizon Postgres computes: snapshots held in this database
+   * (autovacuum's ANALYZE too; a plain autovacuum VACUUM is left out, as
+   * Postgres does), and transaction ids running in any database, prepared
+   * ones and replication slots (the rewrite's own snapshot waits for those).
    */
   async function olderThan(x: string): Promise<boolean> {
     const { rows } = await pool.query(
       `SELECT 1 FROM pg_stat_activity
-       WHERE datname = current_database() AND pid <> pg_backend_pid()
-         AND (age(backend_xmin) > age($1::xid) OR age(backend_xid) > age($1::xid))
+       WHERE pid <> pg_backend_pid()
+         AND (age(backend_xid) > age($1::xid)
+           OR (datname = current_database() AND age(backend_xmin) > age($1::xid)
+               AND NOT (backend_type = 'autovacuum worker' AND query NOT LIKE '%ANALYZE%')))
+       UNION ALL SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) > age($1::xid)
+       UNION ALL SELECT 1 FROM pg_replication_slots WHERE age(xmin) > age($1::xid)
        LIMIT 1`,
       [x],
     );
@@ -122,7 +130,7 @@ export function createPgRewriter(
     if (older) {
       logger?.warn(
         { event: 'purge.rewrite_deferred', tables: [...owed], reason: 'open_transaction' },
-        'a transaction begun before the purge is still open (it may still see the purged rows); the rewrite waits for the next turn',
+        'a transaction older than the purge is still open (the rewrite would keep the rows it may see); the rewrite waits for the next turn',
       );
       schedule();
       return false;
