@@ -170,7 +170,8 @@ export function createPgRewriter(
         running = turn().finally(() => {
           running = undefined;
         });
-        return running;
+        // Put off or failed: the rows are still freed at once.
+        if (await running) return true;
       }
       await vacuum();
       schedule();
