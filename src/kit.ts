@@ -48,6 +48,7 @@ const NODE_RUNTIME: KitRuntime = {
       migrate: config.storage.migrate,
       pool: { max: config.storage.poolMax },
       timeoutMs: config.storage.timeoutMs,
+      purgeRewrite: config.storage.purgeRewrite,
       logger: logger.child({ component: 'storage' }),
     }),
 };
