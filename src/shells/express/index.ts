@@ -10,6 +10,7 @@ import type { Store } from 'express-session';
 import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
 import type { LaunchWatch } from '../../authenticated/launch-watch.js';
+import type { Drain } from '../../core/drain.js';
 import type { CoreRequest } from '../../core/http.js';
 import type { KitRoutes, RouteMatch } from '../../core/routes.js';
 import type { CallbackSessionStore, KitSessionStore } from '../../core/session-store.js';
@@ -42,6 +43,8 @@ export interface ExpressShellDeps {
   authenticate(req: CoreRequest, frameAncestors?: string): Promise<AuthDecision>;
   fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
   launchWatch: LaunchWatch | undefined;
+  /** The composition's drain state: requests counted in flight, `Connection: close` while draining. */
+  drain: Drain;
 }
 
 export interface ExpressShell {
@@ -65,6 +68,7 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   );
   const watch = deps.launchWatch ? expressLaunchWatch(deps.launchWatch) : undefined;
   const attachLog = attachRequestLog(logger);
+  const { drain } = deps;
 
   /** A kit route: the core's (wrapped) handler through the adapter; a throw reaches the error handler. */
   function runKit(m: RouteMatch, req: Request, res: Response, next: NextFunction): void {
@@ -81,8 +85,12 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   // the kit's header set and its session first; a machine route (webhook deliveries,
   // probes: no cookie, JSON no browser renders) neither. One layer, and no route layers:
   // each layer Express dispatches costs every request of the app a dispatch and its
-  // garbage (issues 15 and 24).
+  // garbage (issues 15 and 24). The layer also counts the request in flight for a shutdown.
   router.use(function storeAppRequestStart(req, res, next) {
+    // In flight until the response closes: a shutdown waits for it before storage closes.
+    res.once('close', drain.enter());
+    // Draining: the client's next request goes over a new connection, to another instance.
+    if (drain.draining()) res.setHeader('connection', 'close');
     attachLog(req, res);
     watch?.note(req, res);
     const m = routes.match(req.method, req.path);
