@@ -16,6 +16,7 @@
  * its own `stop` (`server.stop()`, `server.shutdown()`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Drain } from '../core/drain.js';
 import type { MinimalLogger } from '../core/logger.js';
 import { parseOptions } from '../options/index.js';
@@ -37,6 +38,7 @@ export interface NodeServer {
   close(callback?: (err?: Error) => void): unknown;
   closeIdleConnections(): void;
   closeAllConnections(): void;
+  getConnections(callback: (err: Error | null, count: number) => void): unknown;
   prependListener(
     event: 'request',
     listener: (req: IncomingMessage, res: ServerResponse) => void,
@@ -90,23 +92,49 @@ export function shutdownOptionsOf(
   );
 }
 
+/** Servers the kit watches, and how each closes its kept-alive sockets once it stops listening. */
+const watched = new WeakMap<object, { stopListening(): void }>();
+
 /**
  * Watches a Node server's requests from now on: each counts as in flight until
  * its response closes, and those whose headers are not sent when draining begins
- * get `Connection: close` (later ones get it from the start).
+ * get `Connection: close` (later ones get it from the start). While the server
+ * still listens (`keepListeningMs`), a kept-alive socket stays open: its next
+ * request is answered, with `Connection: close`. Once it stops listening, a
+ * socket that served a request is closed as soon as it is idle. A connection that
+ * never sent a byte is left alone (closing it could reset a request on its way;
+ * the deadline ends it).
  */
 export function watchServer(server: NodeServer, drain: Drain): void {
+  if (watched.has(server)) return;
   const live = new Set<ServerResponse>();
+  /** Sockets that served a request, and how many of their responses are not closed yet. */
+  const sockets = new Map<Socket, number>();
+  let stopped = false;
+  watched.set(server, {
+    stopListening() {
+      stopped = true;
+      for (const [socket, open] of sockets) if (open === 0) socket.destroySoon();
+    },
+  });
   drain.onBegin(() => {
     for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
     live.clear();
   });
-  server.prependListener('request', function storeAppInFlight(_req, res) {
+  server.prependListener('request', function storeAppInFlight(req, res) {
     const leave = drain.enter();
+    const { socket } = req;
+    const open = sockets.get(socket);
+    if (open === undefined) socket.once('close', () => sockets.delete(socket));
+    sockets.set(socket, (open ?? 0) + 1);
     if (drain.draining()) res.setHeader('connection', 'close');
     else live.add(res);
     res.once('close', () => {
       live.delete(res);
+      const left = (sockets.get(socket) ?? 1) - 1;
+      sockets.set(socket, left);
+      // Its answer went out kept alive before draining began: nothing more may come on it.
+      if (left === 0 && stopped) socket.destroySoon();
       leave();
     });
   });
@@ -150,17 +178,22 @@ export async function shutdownSequence(deps: ShutdownDeps): Promise<ShutdownResu
     { event: 'shutdown.draining', inFlight: drain.inFlight(), deadlineMs: options.deadlineMs },
     'shutting down: health answers 503 draining; finishing accepted requests',
   );
-  // Sockets between requests learn nothing from a header: close them (again as they go idle).
-  server?.closeIdleConnections();
-  const idleSweep = server ? setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS) : 0;
   await sleep(options.keepListeningMs, requestsEnd.signal);
+  // Stop accepting; Node closes the sockets idle between requests (a header cannot
+  // reach them). A watched server closes the others as they go idle; another is swept.
   server?.close();
+  const watcher = server ? watched.get(server) : undefined;
+  watcher?.stopListening();
+  const sweep = server && !watcher ? server : undefined;
+  const idleSweep = sweep
+    ? setInterval(() => sweep.closeIdleConnections(), IDLE_SWEEP_MS)
+    : undefined;
   try {
     deps.stop?.();
   } catch (err) {
     logger.warn({ err }, 'stopping the server failed');
   }
-  const drained = await drain.idle(requestsEnd.signal);
+  const drained = await settled(deps, requestsEnd.signal);
   clearTimeout(endTimer);
   clearInterval(idleSweep);
   const cut = drain.inFlight();
@@ -175,6 +208,29 @@ export async function shutdownSequence(deps: ShutdownDeps): Promise<ShutdownResu
   const result = { drained, cut: drained ? 0 : cut, closed, elapsedMs: elapsed() };
   logger.info({ event: 'shutdown.done', ...result }, 'shut down');
   return result;
+}
+
+/** How often the server's open connections are counted while they close. */
+const CONNECTIONS_POLL_MS = 20;
+
+function connectionCount(server: NodeServer): Promise<number> {
+  return new Promise((resolve) => server.getConnections((err, n) => resolve(err ? 0 : n)));
+}
+
+/**
+ * Resolves true once nothing is in flight and the server has no connection left
+ * (a connection accepted just before the listener closed may carry a request not
+ * parsed yet); false when `signal` (the deadline) comes first with requests in
+ * flight. A connection that never sends a byte only holds it to the deadline.
+ */
+async function settled(deps: ShutdownDeps, signal: AbortSignal): Promise<boolean> {
+  const { drain, server } = deps;
+  for (;;) {
+    if (!(await drain.idle(signal))) return false;
+    if (!server || (await connectionCount(server)) === 0) return true;
+    await sleep(CONNECTIONS_POLL_MS, signal);
+    if (signal.aborted) return drain.inFlight() === 0;
+  }
 }
 
 /** The kit's close, given at most `ms`; false when it failed or ran out of time. */
