@@ -288,8 +288,13 @@ function shutdownOf(s: KitServices) {
   let running: Promise<ShutdownResult> | undefined;
   const shutdown = (o: ShutdownCallOptions = {}): Promise<ShutdownResult> => {
     if (running) return running;
-    // Validated before anything starts: a wrong deadline throws here, not mid-shutdown.
-    const options = shutdownOptionsOf(s.config.shutdown, o);
+    let options: ReturnType<typeof shutdownOptionsOf>;
+    try {
+      // Validated before anything starts: a wrong deadline rejects here, not mid-shutdown.
+      options = shutdownOptionsOf(s.config.shutdown, o);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     running = shutdownSequence({
       drain: s.drain,
       closeKit: () => s.close(),

@@ -69,6 +69,12 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   const watch = deps.launchWatch ? expressLaunchWatch(deps.launchWatch) : undefined;
   const attachLog = attachRequestLog(logger);
   const { drain } = deps;
+  // Responses under way: those whose headers are not sent when draining begins say close too.
+  const live = new Set<Response>();
+  drain.onBegin(() => {
+    for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
+    live.clear();
+  });
 
   /** A kit route: the core's (wrapped) handler through the adapter; a throw reaches the error handler. */
   function runKit(m: RouteMatch, req: Request, res: Response, next: NextFunction): void {
@@ -88,9 +94,14 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   // garbage (issues 15 and 24). The layer also counts the request in flight for a shutdown.
   router.use(function storeAppRequestStart(req, res, next) {
     // In flight until the response closes: a shutdown waits for it before storage closes.
-    res.once('close', drain.enter());
+    const leave = drain.enter();
     // Draining: the client's next request goes over a new connection, to another instance.
     if (drain.draining()) res.setHeader('connection', 'close');
+    else live.add(res);
+    res.once('close', () => {
+      live.delete(res);
+      leave();
+    });
     attachLog(req, res);
     watch?.note(req, res);
     const m = routes.match(req.method, req.path);
