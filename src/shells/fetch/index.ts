@@ -8,8 +8,8 @@
 import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
 import { isBearerRequest } from '../../core/bearer.js';
-import type { Drain } from '../../core/drain.js';
 import { readCookie } from '../../core/cookies.js';
+import type { Drain } from '../../core/drain.js';
 import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
 import type { KitRoutes } from '../../core/routes.js';
 import { applyHeaderSet, type HeaderSet } from '../../core/security-headers.js';
