@@ -172,6 +172,28 @@ describe.each(SHELLS)('kit.shutdown() on the %s shell', (shell) => {
     }
   });
 
+  it('shutdownOnSignals: the signal starts it; the watched server says close and waits', async () => {
+    const app = await startApp(shell);
+    const agent = new http.Agent({ keepAlive: true });
+    const remove = app.kit.shutdownOnSignals({
+      server: app.server,
+      signals: ['SIGUSR2'],
+      exit: false,
+    });
+    try {
+      const inFlight = get(agent, app, '/slow?ms=400');
+      await sleep(100);
+      process.emit('SIGUSR2', 'SIGUSR2');
+      // The shutdown the signal started (one per kit: this call returns it).
+      const result = await app.kit.shutdown();
+      expect(await inFlight).toMatchObject({ status: 200, connection: 'close' });
+      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+    } finally {
+      remove();
+      agent.destroy();
+    }
+  });
+
   it('refuses a deadline it cannot keep, naming the setting, before anything stops', async () => {
     const app = await startApp(shell);
     try {
