@@ -17,10 +17,17 @@ export interface Drain {
   /** Calls `listener` once when draining begins (at once when it has). */
   onBegin(listener: () => void): void;
   /**
-   * A request accepted: it counts as in flight until the returned function is
+   * Something accepted: it counts as in flight until the returned function is
    * called (idempotent, so a response's `finish` and `close` may both call it).
    */
   enter(): () => void;
+  /**
+   * A request seen by a shell: `enter()`, unless the server itself counts every
+   * request (`serverCounts()`), so that none counts twice.
+   */
+  enterRequest(): () => void;
+  /** From now on the server counts every request (src/shutdown watches it). */
+  serverCounts(): void;
   /** Work acknowledged to someone (a 202): the shutdown waits for it like a request. */
   track<T>(work: Promise<T>): Promise<T>;
   /** Requests and acknowledged work under way. */
@@ -35,6 +42,8 @@ export function createDrain(): Drain {
   let count = 0;
   const waiters = new Set<() => void>();
   const onBegin: Array<() => void> = [];
+  let counted = false;
+  const noop = () => undefined;
 
   function leave(): void {
     count--;
@@ -65,6 +74,10 @@ export function createDrain(): Drain {
       else onBegin.push(listener);
     },
     enter,
+    enterRequest: () => (counted ? noop : enter()),
+    serverCounts() {
+      counted = true;
+    },
     track(work) {
       const done = enter();
       work.then(done, done);

@@ -107,6 +107,8 @@ const watched = new WeakMap<object, { stopListening(): void }>();
  */
 export function watchServer(server: NodeServer, drain: Drain): void {
   if (watched.has(server)) return;
+  // Every request of the server is counted here; the shells stop counting theirs.
+  drain.serverCounts();
   const live = new Set<ServerResponse>();
   /** Sockets that served a request, and how many of their responses are not closed yet. */
   const sockets = new Map<Socket, number>();
@@ -197,8 +199,9 @@ export async function shutdownSequence(deps: ShutdownDeps): Promise<ShutdownResu
   clearTimeout(endTimer);
   clearInterval(idleSweep);
   const cut = drain.inFlight();
+  // What is left: requests cut at the deadline, or connections that never sent a byte.
+  server?.closeAllConnections();
   if (!drained) {
-    server?.closeAllConnections();
     logger.warn(
       { event: 'shutdown.cut', inFlight: cut, deadlineMs: options.deadlineMs },
       'shutdown deadline reached: requests still running were cut',

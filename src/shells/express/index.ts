@@ -94,7 +94,7 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   // garbage (issues 15 and 24). The layer also counts the request in flight for a shutdown.
   router.use(function storeAppRequestStart(req, res, next) {
     // In flight until the response closes: a shutdown waits for it before storage closes.
-    const leave = drain.enter();
+    const leave = drain.enterRequest();
     // Draining: the client's next request goes over a new connection, to another instance.
     if (drain.draining()) res.setHeader('connection', 'close');
     else live.add(res);

@@ -144,7 +144,7 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
       warnNoAddress(options);
       const { core, cookies } = coreOf(request, options, path);
       const browser = match.route.audience === 'browser';
-      const leave = deps.drain.enter();
+      const leave = deps.drain.enterRequest();
       try {
         const r = await deps.routes.run(match)(core);
         r.cookies.push(...cookies);
@@ -194,7 +194,7 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     },
     track(handler) {
       return async function storeAppTracked(request, ...rest) {
-        const leave = deps.drain.enter();
+        const leave = deps.drain.enterRequest();
         try {
           return closing(await handler(request, ...rest));
         } finally {
