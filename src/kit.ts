@@ -232,6 +232,7 @@ function fetchShellOf(s: KitServices): FetchShell {
     session: s.config.session,
     sessionStore: s.sessions,
     authenticate: (req) => s.authenticate(req),
+    fromMemory: s.fromMemory,
     headerSet: s.headerSet,
     launchParam: s.api.launch?.param,
     noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,

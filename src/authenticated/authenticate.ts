@@ -122,11 +122,16 @@ function storeContext(
   authTime: number | undefined,
 ): AuthenticatedStore {
   const installedAt = installation.installedAt.getTime();
+  let client: StoreApiClient | undefined;
   return {
     storeId,
     scopes: installation.scopes,
     missingScopes: missing,
-    client: deps.client(storeId),
+    // Looked up on first use: a route that makes no API call pays nothing for it.
+    get client() {
+      client ??= deps.client(storeId);
+      return client;
+    },
     // A renewal keeps the session's start: it cannot outlive the session.
     sessionToken: () => deps.sessionTokens.mint(storeId, { installedAt, authTime }),
   };
