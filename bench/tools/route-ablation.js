@@ -5,6 +5,8 @@
 // paired ratios against bare Express.
 //   npm run build && node bench/tools/route-ablation.js [rounds] [connections,...] [variant,...]
 // (variants by name as printed; bare and kit always run)
+// BENCH_ABLATION=hono: the Fetch shell's route on Hono and its variants against bare Hono
+// (docs/benchmarks.md, "The Fetch shell's route after issue 31's speed work").
 // BENCH_BASELINE=<dir> adds "kit, baseline build": <dir>/bench/peers/server.js,
 // i.e. a copy of an earlier build's dist/ and bench/ (with node_modules linked),
 // so before and after are measured in the same rounds.
