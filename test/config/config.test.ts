@@ -68,6 +68,8 @@ describe('resolveConfig', () => {
     expect(c.client.maxRateLimitWaitMs).toBe(120_000);
     expect(c.auth.narrowerScopes).toBe('refuse');
     expect(c.securityHeaders.framing).toBe('protected');
+    // A guest in an existing app: the kit's headers on its own routes only (issue 32).
+    expect(c.securityHeaders.scope).toBe('kit');
   });
 
   it('lets options win over the environment', () => {
@@ -190,6 +192,7 @@ describe('resolveConfig', () => {
     ['client.tier', { client: { tier: 'gold' as 'elite' } }],
     ['auth.narrowerScopes', { auth: { narrowerScopes: 'ignore' as 'record' } }],
     ['securityHeaders.framing', { securityHeaders: { framing: 'off' as 'protected' } }],
+    ['securityHeaders.scope', { securityHeaders: { scope: 'everywhere' as 'app' } }],
     ['client.maxRateLimitWaitMs', { client: { maxRateLimitWaitMs: -1 } }],
     ['oauth.installTimeFromServerDate', { oauth: { installTimeFromServerDate: 'yes' as never } }],
   ])('validates %s', (setting, options) => {
