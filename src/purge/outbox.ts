@@ -202,6 +202,9 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
         ifInstalledBefore: entry.eventAt,
         ...(sweep ? { sweep } : {}),
         onCommitted: committed,
+        // The sweep is scheduled in the purge's own transaction: a crash
+        // between the commit and `complete` below cannot lose it.
+        outbox: { eventId: entry.eventId, sweepAfterMs: sweep ? 0 : sweepDelayMs },
       });
       // The sweep is due a horizon after the commit, not after the event.
       const sweepAt =

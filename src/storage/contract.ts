@@ -277,6 +277,19 @@ export interface AdapterPurgeOptions<Tx> {
    * call it only makes bursts slower.
    */
   onCommitted?: () => void;
+  /**
+   * The purge outbox entry this purge works (`PurgeOutboxAdapter`). When the
+   * purge runs (is not skipped), settle the entry in the purge's own
+   * transaction, so no crash can separate the two: with `sweepAfterMs` > 0
+   * keep it as a 'sweep' (attempts 0, `lastError` null, lease freed) due at
+   * `now` plus the time the purge has taken so far plus `sweepAfterMs` (the
+   * purge horizon, counted from the commit); with 0 delete it. A skipped
+   * purge leaves the entry alone. The kit still calls
+   * `purgeOutbox.complete` after the purge, so an adapter that ignores this
+   * option keeps working, but a crash between its commit and that call loses
+   * the sweep (the re-run purge is then a skipped duplicate).
+   */
+  outbox?: { eventId: string; sweepAfterMs: number };
   now: Date;
 }
 

@@ -182,7 +182,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       const tables = purgeOptions.tables ?? [];
       const scoped = builtin ? builtin.scopedTables(tables) : [];
       if (!builtin && tables.length > 0) throw customAdapterOnly('storeScopedTables');
-      const { onPurge, ifInstalledBefore, sweep, onCommitted } = purgeOptions;
+      const { onPurge, ifInstalledBefore, sweep, onCommitted, outbox } = purgeOptions;
       const effects =
         scoped.length > 0 || onPurge
           ? async (tx: unknown): Promise<PurgeCounts> => {
@@ -197,6 +197,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
         ...(sweep ? { sweep } : {}),
         ...(effects ? { effects } : {}),
         ...(onCommitted ? { onCommitted } : {}),
+        ...(outbox ? { outbox } : {}),
       });
     },
     async claimOnce(namespace, id, expiresAt) {

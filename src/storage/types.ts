@@ -137,6 +137,8 @@ export interface PurgeOptions {
   sweep?: boolean;
   /** Called once the purge's transaction committed (or skipped), before the scrub. */
   onCommitted?: () => void;
+  /** The outbox entry to settle in the purge's own transaction (see AdapterPurgeOptions.outbox). */
+  outbox?: { eventId: string; sweepAfterMs: number };
 }
 
 /** An uninstall's purge not yet done (the purge outbox). */
