@@ -82,7 +82,10 @@ function purgeStepsSuite(
         // The outbox finishes the purge (at once, or once the dead process's lease ends).
         const deadline = Date.now() + 30_000;
         let state = await reader.state(storeId);
-        while ((state.kinds.includes('purge') || state.installations > 0) && Date.now() < deadline) {
+        while (
+          (state.kinds.includes('purge') || state.installations > 0) &&
+          Date.now() < deadline
+        ) {
           await sleep(100);
           state = await reader.state(storeId);
         }
