@@ -55,6 +55,8 @@ export interface RefreshedTokens {
   scopes?: string[] | null;
   /** True when the response had no `scope`: keep the old scopes. */
   scopeMissing?: boolean;
+  /** The response's `Date` (the platform's clock): the expiry counts from it. */
+  serverDate?: Date | null;
 }
 
 /** Calls the token endpoint with grant_type=refresh_token. */
@@ -80,6 +82,12 @@ export interface TokenManagerDeps {
   logger?: RefreshLogger;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * The platform's clock (estimated from its `Date` headers): token expiries
+   * are stored and compared in it, never in this instance's clock.
+   * @default now
+   */
+  platformNow?: () => number;
 }
 
 export interface SweepResult {
@@ -188,6 +196,8 @@ function isRetryable(err: unknown): boolean {
 export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const { installations, options, logger } = deps;
   const now = deps.now ?? Date.now;
+  // Expiries are the platform's timestamps: one clock, the platform's.
+  const platformNow = deps.platformNow ?? now;
   const windowMs = options.windowSeconds * 1000;
   // Bounded (LRU): memory does not grow with the number of installed stores.
   const cache = createLru<string, CacheEntry>({ max: options.cacheMaxStores });
@@ -231,7 +241,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   });
 
   function fresh(inst: Installation): boolean {
-    return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
+    return inst.accessTokenExpiresAt.getTime() - platformNow() > windowMs;
   }
 
   function remember(inst: Installation, mode: Mode = 'wait'): Installation {
@@ -322,8 +332,15 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       refreshToken:
         typeof r.refreshToken === 'string' && r.refreshToken ? r.refreshToken : old.refreshToken,
       scopes,
-      accessTokenExpiresAt: new Date(now() + expiresIn * 1000),
+      // Counted from when the platform issued it, in its clock (its Date, whole
+      // seconds: at most one second early), else from our estimate of that clock.
+      accessTokenExpiresAt: new Date(issuedAt(r) + expiresIn * 1000),
     };
+  }
+
+  function issuedAt(r: RefreshedTokens): number {
+    const date = r.serverDate?.getTime();
+    return date !== undefined && Number.isFinite(date) ? date : platformNow();
   }
 
   /** The cross-process part: read, lease, refresh, commit; or wait for the winner. */
@@ -616,8 +633,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       if (replacedExpiry !== undefined) result.refreshed++;
       // A token issued for less than the window stays due: once per pass is enough.
       if (!fresh(inst)) skip.add(storeId);
-      // How much of the window was left when its refresh landed (both times are ours).
-      return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - now() };
+      // How much of the window was left when its refresh landed (both in the platform's clock).
+      return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - platformNow() };
     } catch (err) {
       // One store failing (needs reinstall, endpoint down) must not stop the others.
       result.failed++;
@@ -698,7 +715,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     while (skip.size < maxSkip && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted) {
       // Read now, not once per pass: what another instance refreshed meanwhile is gone.
       const ids = await installations.listExpiringBefore(
-        new Date(now() + windowMs),
+        new Date(platformNow() + windowMs),
         options.sweepBatchSize + skip.size,
       );
       const due = ids.filter((id) => !skip.has(id) && !inFlight.has(id));

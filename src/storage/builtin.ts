@@ -6,6 +6,7 @@
  * kit and app tables, and deleting the app's store-scoped tables in a purge.
  */
 import type { DialectAdapter } from './adapter.js';
+import { readDatabaseClock } from './clock.js';
 import type { PurgeCounts, StorageAdapter } from './contract.js';
 import { createPendingPurgeRepository } from './purge-outbox.js';
 import {
@@ -48,6 +49,7 @@ export function createBuiltinAdapter(adapter: DialectAdapter): BuiltinStorageAda
     purgeOutbox,
     sessions: createSessionRepository(adapter),
     purge: createPurge(adapter),
+    clock: () => readDatabaseClock(adapter),
     transaction: (fn) => adapter.transaction(fn),
     scopedTables(tables) {
       let scoped = checked.get(tables);

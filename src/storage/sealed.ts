@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { TokenCipher } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
 import type { BuiltinStorageAdapter } from './builtin.js';
+import { createDatabaseClock } from './clock.js';
 import type { PurgeCounts, SealedTokens, StorageAdapter, StoredInstallation } from './contract.js';
 import { AdapterSessionStore } from './session-store.js';
 import type { Installation, Storage, TokenSet } from './types.js';
@@ -74,6 +75,9 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
   }
 
   const { installations: rows, refreshLease } = adapter;
+  // One clock for every instance on the database (./clock.ts).
+  const clock = createDatabaseClock(adapter.clock ? () => adapter.clock!() : undefined);
+  const dbNow = () => clock.now();
 
   return {
     dialect: builtin?.dialect ?? 'custom',
@@ -91,12 +95,12 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
         return open(
           await rows.save(storeId, sealed, {
             platformInstalledAt: metadata.platformInstalledAt ?? null,
-            now: new Date(),
+            now: await dbNow(),
           }),
         );
       },
-      acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
-        const now = new Date();
+      async acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
+        const now = await dbNow();
         return refreshLease.acquire(
           storeId,
           expectedVersion,
@@ -107,7 +111,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
       async completeRefresh(storeId, owner, tokens) {
         const sealed = await seal(storeId, tokens);
-        const row = await refreshLease.complete(storeId, owner, sealed, new Date());
+        const row = await refreshLease.complete(storeId, owner, sealed, await dbNow());
         return row ? open(row) : null;
       },
       releaseRefreshLease: (storeId, owner) => refreshLease.release(storeId, owner),
@@ -129,12 +133,12 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           if (!stale) return false;
           const current = await open(row);
           const owner = `rotate-keys:${randomUUID()}`;
-          const now = new Date();
+          const now = await dbNow();
           const until = new Date(now.getTime() + REWRAP_LEASE_MS);
           if (!(await refreshLease.acquire(storeId, row.version, owner, until, now))) continue;
           try {
             const sealed = await seal(storeId, current);
-            if (await refreshLease.complete(storeId, owner, sealed, new Date())) return true;
+            if (await refreshLease.complete(storeId, owner, sealed, await dbNow())) return true;
           } catch (err) {
             await refreshLease.release(storeId, owner).catch(() => undefined);
             throw err;
@@ -144,15 +148,16 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
     },
     webhooks: {
-      runOnce(webhookId, topic, effects) {
-        return adapter.webhooks.runOnce({ webhookId, topic, receivedAt: new Date() }, (scope) =>
+      async runOnce(webhookId, topic, effects) {
+        const receivedAt = await dbNow();
+        return adapter.webhooks.runOnce({ webhookId, topic, receivedAt }, (scope) =>
           effects(scope.tx, { addPendingPurge: (entry) => scope.addPendingPurge(entry) }),
         );
       },
       pruneDeliveries: (before) => adapter.webhooks.prune(before),
     },
     pendingPurges: {
-      add: (entry) => adapter.purgeOutbox.add(entry, new Date()),
+      add: async (entry) => adapter.purgeOutbox.add(entry, await dbNow()),
       async list() {
         const all = await adapter.purgeOutbox.due(END_OF_TIME, LIST_PENDING_MAX);
         return all
@@ -164,7 +169,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
       due: (now, limit) => adapter.purgeOutbox.due(now, limit),
       get: (eventId) => adapter.purgeOutbox.get(eventId),
-      lease: (lease) => adapter.purgeOutbox.lease(new Date(), lease),
+      lease: async (lease) => adapter.purgeOutbox.lease(await dbNow(), lease),
       recordFailure: (eventId, nextAttemptAt, errorCode) =>
         adapter.purgeOutbox.recordFailure(eventId, nextAttemptAt, errorCode.slice(0, 64)),
       complete: (eventId, sweepAt) => adapter.purgeOutbox.complete(eventId, sweepAt),
@@ -192,7 +197,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
             }
           : undefined;
       return adapter.purge(storeId, {
-        now: new Date(),
+        now: await dbNow(),
         ...(ifInstalledBefore ? { ifInstalledBefore } : {}),
         ...(sweep ? { sweep } : {}),
         ...(effects ? { effects } : {}),
@@ -216,8 +221,13 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           'needs a namespace and an id (1-256 characters) and a valid expiry date',
         );
       }
-      return adapter.claimOnce(namespace, id, expiresAt, new Date());
+      // The caller's expiry is in its instance's clock: kept as the same
+      // distance from the database's now, so instances share one clock.
+      const now = await dbNow();
+      const dbExpiresAt = new Date(now.getTime() + (expiresAt.getTime() - Date.now()));
+      return adapter.claimOnce(namespace, id, dbExpiresAt, now);
     },
+    now: dbNow,
     migrate: () => adapter.migrate(),
     async close() {
       for (const store of sessionStores) store.close();

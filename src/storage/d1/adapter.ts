@@ -874,6 +874,13 @@ export function d1Adapter(
     purgeOutbox,
     sessions,
     purge,
+    // D1's own clock (one database, one clock), as the adapter's locks use.
+    async clock() {
+      const rows = await run('reading the database clock', () =>
+        db.all<{ ms: number }>(sql`SELECT ${DB_NOW} AS ms`),
+      );
+      return new Date(Math.round(Number(rows[0]?.ms)));
+    },
     migrate,
     async close() {
       // A binding has nothing to release; calls after close reject.
