@@ -860,6 +860,19 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
       });
     });
 
+    describe('clock', () => {
+      it("clock(), when the adapter has one: the database's time (the kit's one clock), moving forward", async () => {
+        if (!a.clock) return;
+        // The one case that reads real time: a database's clock is real time.
+        const first = await a.clock();
+        expect(first).toBeInstanceOf(Date);
+        expect(Math.abs(first.getTime() - Date.now())).toBeLessThan(60_000);
+        await new Promise((r) => setTimeout(r, 20));
+        const second = await b.clock!();
+        expect(second.getTime()).toBeGreaterThan(first.getTime());
+      });
+    });
+
     describe('failures', () => {
       it('a closed adapter rejects with StorageError, never answers "not found"', async () => {
         const closed = await options.open();
