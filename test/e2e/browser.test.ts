@@ -5,7 +5,8 @@
  * repository's built kit) runs with the local platform in one child process, like `npm run dev`.
  * Admin → Install → consent Approve → the app embedded in the admin iframe
  * shows the store's products → save a note → Uninstall → the app's database
- * holds nothing of that store.
+ * holds nothing of that store. Before that, the same start with the app's port
+ * held by another server fails with one line and no admin URL (issue 32).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,6 +33,8 @@ let browser: Browser | undefined;
 let adminStoreUrl = '';
 let output = '';
 let laid: LaidTemplate | undefined;
+/** The first start, made while another server held the app's port. */
+let taken: { code: number | null; stdout: string; stderr: string; port: number } | undefined;
 
 function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -52,26 +55,53 @@ beforeAll(async () => {
   laid = await layOutTemplate('express');
 
   const [appPort, platformPort] = [await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    NODE_ENV: 'development',
+    PORT: String(appPort),
+    STORE_APP_URL: `http://127.0.0.1:${appPort}`,
+    STORE_AUTH_URL: `http://127.0.0.1:${platformPort}`,
+    STORE_APP_CLIENT_ID: `app_${randomBytes(8).toString('hex')}`,
+    STORE_APP_CLIENT_SECRET: randomBytes(32).toString('base64url'),
+    STORE_APP_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+    STORE_APP_SCOPES:
+      'read_products,read_orders,read_inventory,write_inventory,read_store_settings',
+    STORE_APP_ENCRYPTION_KEYS: randomBytes(32).toString('base64url'),
+    STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
+    DATABASE_URL: join(work, 'app.db'),
+    STORE_PLATFORM_DB: join(work, 'platform.db'),
+  };
+  // Issue 32: first as a developer often meets it, with the app's port held by a
+  // forgotten server; then, the port freed, the same command carries the journey below.
+  const holder = createServer();
+  await new Promise<void>((r) => holder.listen(appPort, () => r()));
+  taken = await new Promise((done) => {
+    const first = spawn(process.execPath, [join(laid!.dist, 'dev.js')], {
+      cwd: work,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+    });
+    let out = '';
+    let err = '';
+    first.stdout!.on('data', (b: Buffer) => {
+      out += b;
+    });
+    first.stderr!.on('data', (b: Buffer) => {
+      err += b;
+    });
+    const timer = setTimeout(() => first.kill('SIGKILL'), 60_000);
+    first.once('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout: out, stderr: err, port: appPort });
+    });
+  });
+  await new Promise((r) => holder.close(r));
+
   child = spawn(process.execPath, [join(laid.dist, 'dev.js')], {
     // A directory without .env: every setting comes from here.
     cwd: work,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      PORT: String(appPort),
-      STORE_APP_URL: `http://127.0.0.1:${appPort}`,
-      STORE_AUTH_URL: `http://127.0.0.1:${platformPort}`,
-      STORE_APP_CLIENT_ID: `app_${randomBytes(8).toString('hex')}`,
-      STORE_APP_CLIENT_SECRET: randomBytes(32).toString('base64url'),
-      STORE_APP_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
-      STORE_APP_SCOPES:
-        'read_products,read_orders,read_inventory,write_inventory,read_store_settings',
-      STORE_APP_ENCRYPTION_KEYS: randomBytes(32).toString('base64url'),
-      STORE_APP_SESSION_SECRET: randomBytes(32).toString('base64url'),
-      DATABASE_URL: join(work, 'app.db'),
-      STORE_PLATFORM_DB: join(work, 'platform.db'),
-    },
+    env,
   });
   const collect = (b: Buffer) => {
     output += b.toString();
@@ -113,7 +143,20 @@ afterAll(async () => {
 });
 
 it.skipIf(!chromiumPresent)(
-  'merchant installs, uses and uninstalls the embedded app in Chromium',
+  'the dev loop with the app port taken: one line naming the port, the setting and the fix; exit 1; no admin URL',
+  () => {
+    expect(taken!.code, taken!.stderr).toBe(1);
+    const lines = taken!.stderr.trim().split('\n');
+    expect(lines, taken!.stderr).toHaveLength(1);
+    expect(lines[0]).toContain(`Port ${taken!.port}`);
+    expect(lines[0]).toMatch(/is already in use/);
+    expect(lines[0]).toContain('PORT');
+    expect(taken!.stdout + taken!.stderr).not.toMatch(/\/admin\/stores\//);
+  },
+);
+
+it.skipIf(!chromiumPresent)(
+  'the port freed: merchant installs, uses and uninstalls the embedded app in Chromium',
   { timeout: 180_000 },
   async () => {
     const storeId = adminStoreUrl.split('/').pop()!;

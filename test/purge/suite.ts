@@ -328,7 +328,17 @@ export function definePurgeSuite(dialect: Dialect): void {
           request(app).post('/webhooks').set(d.headers).send(d.body),
         ),
       );
-      expect(results.every((r) => r.status === 200)).toBe(true);
+      // Every delivery acknowledged (200, or 202 at the acknowledgement deadline) or, when the
+      // machine is too loaded to reach the database in time, told to retry (503 with
+      // Retry-After): never an error. On failure, the answers that were neither.
+      const wrong = results
+        .filter(
+          (r) =>
+            r.status !== 200 && r.status !== 202 && !(r.status === 503 && r.headers['retry-after']),
+        )
+        .map((r) => `${r.status} ${(r.body as { code?: string }).code ?? r.text.slice(0, 80)}`);
+      expect(wrong).toEqual([]);
+      expect(results.filter((r) => r.status === 200).length).toBeGreaterThan(0);
       expect(await rowsOf(storeId)).toEqual(empty);
       const purges = logs.filter(
         (l) => l.msg === 'store data purged' && (l.obj as { storeId?: string }).storeId === storeId,
