@@ -19,6 +19,11 @@ export const DATABASE_CLOCK_RESYNC_MS = 30_000;
 export interface DatabaseClock {
   /** The database's time now (estimated: see the module comment). */
   now(): Promise<Date>;
+  /**
+   * The same without waiting, once a reading exists (undefined before): for
+   * callers that must not yield before their work is queued.
+   */
+  peek(): Date | undefined;
 }
 
 /**
@@ -31,7 +36,7 @@ export function createDatabaseClock(
   read: (() => Promise<Date>) | undefined,
   resyncMs = DATABASE_CLOCK_RESYNC_MS,
 ): DatabaseClock {
-  if (!read) return { now: async () => new Date() };
+  if (!read) return { now: async () => new Date(), peek: () => new Date() };
   const readClock = read;
   let base: { at: number; mono: number } | undefined;
   let reading: Promise<void> | undefined;
@@ -46,17 +51,21 @@ export function createDatabaseClock(
     });
     return reading;
   }
+  function estimate(): Date | undefined {
+    const b = base;
+    if (!b) return undefined;
+    if (performance.now() - b.mono >= resyncMs) {
+      // The old reading stays good meanwhile; a failed re-read is retried next time.
+      sync().catch(() => undefined);
+    }
+    return new Date(Math.round(b.at + (performance.now() - b.mono)));
+  }
   return {
     async now() {
       if (!base) await sync();
-      else if (performance.now() - base.mono >= resyncMs) {
-        // The old reading stays good meanwhile; a failed re-read is retried next time.
-        sync().catch(() => undefined);
-      }
-      const b = base;
-      if (!b) return new Date();
-      return new Date(Math.round(b.at + (performance.now() - b.mono)));
+      return estimate() ?? new Date();
     },
+    peek: estimate,
   };
 }
 

@@ -78,6 +78,14 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
   // One clock for every instance on the database (./clock.ts).
   const clock = createDatabaseClock(adapter.clock ? () => adapter.clock!() : undefined);
   const dbNow = () => clock.now();
+  /**
+   * Runs `fn` with the database's now, without yielding when a reading exists:
+   * writes that come together (SQLite's group commit) stay in one turn.
+   */
+  const atDbNow = <T>(fn: (now: Date) => Promise<T>): Promise<T> => {
+    const known = clock.peek();
+    return known ? fn(known) : dbNow().then(fn);
+  };
 
   return {
     dialect: builtin?.dialect ?? 'custom',
@@ -99,19 +107,20 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           }),
         );
       },
-      async acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
-        const now = await dbNow();
-        return refreshLease.acquire(
-          storeId,
-          expectedVersion,
-          owner,
-          new Date(now.getTime() + leaseMs),
-          now,
+      acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
+        return atDbNow((now) =>
+          refreshLease.acquire(
+            storeId,
+            expectedVersion,
+            owner,
+            new Date(now.getTime() + leaseMs),
+            now,
+          ),
         );
       },
       async completeRefresh(storeId, owner, tokens) {
         const sealed = await seal(storeId, tokens);
-        const row = await refreshLease.complete(storeId, owner, sealed, await dbNow());
+        const row = await atDbNow((now) => refreshLease.complete(storeId, owner, sealed, now));
         return row ? open(row) : null;
       },
       releaseRefreshLease: (storeId, owner) => refreshLease.release(storeId, owner),
@@ -149,7 +158,9 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
     },
     webhooks: {
       async runOnce(webhookId, topic, effects) {
-        const receivedAt = await dbNow();
+        // Without yielding once the clock was read: deliveries arriving together
+        // must reach SQLite's group commit in the same turn (and before a close).
+        const receivedAt = clock.peek() ?? (await dbNow());
         return adapter.webhooks.runOnce({ webhookId, topic, receivedAt }, (scope) =>
           effects(scope.tx, { addPendingPurge: (entry) => scope.addPendingPurge(entry) }),
         );
@@ -157,7 +168,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       pruneDeliveries: (before) => adapter.webhooks.prune(before),
     },
     pendingPurges: {
-      add: async (entry) => adapter.purgeOutbox.add(entry, await dbNow()),
+      add: (entry) => atDbNow((now) => adapter.purgeOutbox.add(entry, now)),
       async list() {
         const all = await adapter.purgeOutbox.due(END_OF_TIME, LIST_PENDING_MAX);
         return all
@@ -169,7 +180,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
       due: (now, limit) => adapter.purgeOutbox.due(now, limit),
       get: (eventId) => adapter.purgeOutbox.get(eventId),
-      lease: async (lease) => adapter.purgeOutbox.lease(await dbNow(), lease),
+      lease: (lease) => atDbNow((now) => adapter.purgeOutbox.lease(now, lease)),
       recordFailure: (eventId, nextAttemptAt, errorCode) =>
         adapter.purgeOutbox.recordFailure(eventId, nextAttemptAt, errorCode.slice(0, 64)),
       complete: (eventId, sweepAt) => adapter.purgeOutbox.complete(eventId, sweepAt),
@@ -228,7 +239,11 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       return adapter.claimOnce(namespace, id, dbExpiresAt, now);
     },
     now: dbNow,
-    migrate: () => adapter.migrate(),
+    async migrate() {
+      await adapter.migrate();
+      // The first reading now, so the first request does not wait for it.
+      await dbNow().catch(() => undefined);
+    },
     async close() {
       for (const store of sessionStores) store.close();
       sessionStores.clear();
