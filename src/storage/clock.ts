@@ -10,9 +10,6 @@
  * the two clocks' rate difference (parts per million), and each read is
  * placed at the middle of its round trip.
  */
-import { sql } from 'drizzle-orm';
-import type { DialectAdapter } from './adapter.js';
-
 /** How long one reading of the database's clock is carried forward before the next. */
 export const DATABASE_CLOCK_RESYNC_MS = 30_000;
 
@@ -67,27 +64,4 @@ export function createDatabaseClock(
     },
     peek: estimate,
   };
-}
-
-/**
- * One reading of the database's clock (Postgres `clock_timestamp()`, the
- * real time even inside a transaction; MySQL `NOW(6)`; SQLite `julianday('now')`,
- * the host's clock: one host, one clock).
- */
-export async function readDatabaseClock(adapter: DialectAdapter): Promise<Date> {
-  const ms = await adapter.run('reading the database clock', async (db) => {
-    // biome-ignore lint/suspicious/noExplicitAny: each dialect's raw-query call.
-    const d = db as any;
-    if (adapter.dialect === 'postgres') {
-      const r = await d.execute(sql`SELECT extract(epoch from clock_timestamp()) * 1000 AS ms`);
-      return r.rows[0]?.ms;
-    }
-    if (adapter.dialect === 'mysql') {
-      const [rows] = await d.execute(sql`SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms`);
-      return rows[0]?.ms;
-    }
-    const rows = await d.all(sql`SELECT (julianday('now') - 2440587.5) * 86400000.0 AS ms`);
-    return rows[0]?.ms;
-  });
-  return new Date(Math.round(Number(ms)));
 }
