@@ -10,6 +10,7 @@ import { type CoreRequest, type CoreResponse, respond } from '../core/http.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
 import { renderPage, renderReauthorize } from '../install/pages.js';
 import { RefreshClientRejectedError } from '../refresh/errors.js';
+import { recordError } from '../telemetry/index.js';
 import { CROSS_SITE_REQUEST } from './errors.js';
 import { isEmbeddedLoad, isPageNavigation } from './request.js';
 
@@ -129,6 +130,8 @@ export function answerError(
   }
   if (err instanceof RefreshClientRejectedError) return misconfigured(req, ctx, err);
   if (err instanceof StoreAppError && (err.status === 503 || err instanceof StorageError)) {
+    // Counted as the kit's error handler counts its own: a dashboard sees the outage.
+    recordError('request', err.code);
     return unavailable(req, ctx, err);
   }
   throw err;

@@ -106,6 +106,7 @@ function openStorage(config: ResolvedConfig, logger: Logger): Promise<Storage> {
     migrate: config.storage.migrate,
     pool: { max: config.storage.poolMax },
     timeoutMs: config.storage.timeoutMs,
+    purgeRewrite: config.storage.purgeRewrite,
     logger: logger.child({ component: 'storage' }),
   });
 }

@@ -2,9 +2,8 @@
  * The session-store port: where browser sessions live, by id, with a lifetime. The
  * built-in storage implements it (`storage.sessions()`: the sessions table); an
  * app's own store (`session.store`, an express-session-style store such as Redis)
- * is adapted to it by `fromCallbackStore`. The Express shell adapts it back to
- * express-session's `Store` (src/shells/express/session-store.ts), so the core and
- * the Fetch shell never need express-session.
+ * is adapted to it by `fromCallbackStore`. Both shells read and write it through the
+ * kit's browser session (./browser-session.ts), so the kit never needs express-session.
  *
  * A session's data is a JSON object in express-session's format (`cookie`,
  * `storeId`, `authAt`), so a session started by either shell is read by both.

@@ -3,7 +3,7 @@
  * storage adapter's session operations (never MemoryStore): sessions live in the
  * app's database, shared by every instance. A storage failure rejects as a
  * StorageError, never as "no session" (which would silently log the merchant out).
- * The Express shell adapts it to express-session (src/shells/express/session-store.ts).
+ * Both shells use it through the kit's browser session (src/core/browser-session.ts).
  */
 import type { Logger } from 'pino';
 import type { KitSessionStore, StoredSession } from '../core/session-store.js';

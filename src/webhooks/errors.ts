@@ -41,6 +41,14 @@ export class WebhookVerificationError extends StoreAppError<WebhookVerificationC
   }
 }
 
+/**
+ * A body parser mounted before `kit.middleware()` consumed the delivery's body and
+ * kept no raw copy: the signature cannot be checked. 503 with `Retry-After`, so the
+ * platform keeps the delivery (an uninstall's purge among them) and retries it once
+ * the app is fixed; never a 2xx, which would drop it.
+ */
+export const WEBHOOK_BODY_CONSUMED = 'WEBHOOK_BODY_CONSUMED' as const;
+
 /** An app handler (or the built-in purge) failed; the receiver answers 500 so the sender retries. */
 export const WEBHOOK_HANDLER_FAILED = 'WEBHOOK_HANDLER_FAILED' as const;
 

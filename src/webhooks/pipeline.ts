@@ -11,7 +11,8 @@
  * unverified bytes held would pass `maxUnverifiedBytes`, 408 body slower than
  * `bodyTimeoutMs`, 400 body cut off, 200 processed, duplicate or unknown topic, 202
  * when handlers outlast `ackTimeoutMs`, 500 when a handler fails (so the platform
- * retries), 503 when the database is unreachable.
+ * retries), 503 when the database is unreachable or when a parser before the kit
+ * consumed the body (`WEBHOOK_BODY_CONSUMED`, Retry-After: the platform retries).
  */
 import {
   CoreBodyError,
@@ -20,7 +21,6 @@ import {
   type CoreResponse,
 } from '../core/http.js';
 import {
-  CONFIG_INVALID,
   isStorageFailure,
   STORAGE_RETRY_AFTER_SECONDS,
   STORAGE_UNAVAILABLE,
@@ -29,6 +29,7 @@ import { recordError } from '../telemetry/index.js';
 import {
   SIGNATURE_MISMATCH,
   TIMESTAMP_OUT_OF_TOLERANCE,
+  WEBHOOK_BODY_CONSUMED,
   WEBHOOK_HANDLER_FAILED,
   WebhookHandlerError,
   WebhookVerificationError,
@@ -229,12 +230,24 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
 
 export type WebhookDecisions = ReturnType<typeof createWebhookDecisions>;
 
-/** What answers a delivery whose body something before the kit consumed. */
+/** How long a delivery whose body was consumed asks the platform to wait (a deploy's time). */
+const BODY_CONSUMED_RETRY_AFTER_SECONDS = 300;
+
+/**
+ * What answers a delivery whose body something before the kit consumed, on Express
+ * (the shell's `CoreBodyError('consumed')` carries its own shell's fix).
+ */
 export const BODY_ALREADY_CONSUMED_FIX =
   'a body parser mounted before kit.middleware() consumed the webhook body and kept no raw ' +
   'copy, so its signature cannot be checked. Fix: mount kit.middleware() before ' +
   'express.json(), or keep the bytes with express.json({ verify: keepRawBody }) ' +
   "(import { keepRawBody } from 'store-app-kit')";
+
+/** The same on the Fetch shell: the request's body was read before `kit.fetch`. */
+export const FETCH_BODY_CONSUMED_FIX =
+  "the request's body was read before kit.fetch(request) (a body parser, c.req.json(), " +
+  'request.json()), so the webhook signature cannot be checked over its bytes. Fix: hand ' +
+  'the request to kit.fetch before anything reads its body';
 
 /** The declared length of a body (`Content-Length`), or undefined. */
 function declaredLength(req: CoreRequest): number | undefined {
@@ -303,11 +316,15 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
         if (!warnedConsumed) {
           warnedConsumed = true;
           logger?.error(
-            { errorCode: CONFIG_INVALID, path: req.path },
-            `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`,
+            { errorCode: WEBHOOK_BODY_CONSUMED, path: req.path },
+            `webhooks: ${err.message}`,
           );
         }
-        return refusal(500, CONFIG_INVALID, `webhooks: ${BODY_ALREADY_CONSUMED_FIX}`);
+        // 503 + Retry-After, not 500 or 2xx: the delivery (an uninstall's purge among them)
+        // stays the platform's to retry until the app is fixed (issue 32).
+        return refusal(503, WEBHOOK_BODY_CONSUMED, `webhooks: ${err.message}`, {
+          'retry-after': String(BODY_CONSUMED_RETRY_AFTER_SECONDS),
+        });
       }
       return bodyRefusal(req, err, decide);
     } finally {

@@ -68,6 +68,8 @@ describe('resolveConfig', () => {
     expect(c.client.maxRateLimitWaitMs).toBe(120_000);
     expect(c.auth.narrowerScopes).toBe('refuse');
     expect(c.securityHeaders.framing).toBe('protected');
+    // A guest in an existing app: the kit's headers on its own routes only (issue 32).
+    expect(c.securityHeaders.scope).toBe('kit');
   });
 
   it('lets options win over the environment', () => {
@@ -190,6 +192,7 @@ describe('resolveConfig', () => {
     ['client.tier', { client: { tier: 'gold' as 'elite' } }],
     ['auth.narrowerScopes', { auth: { narrowerScopes: 'ignore' as 'record' } }],
     ['securityHeaders.framing', { securityHeaders: { framing: 'off' as 'protected' } }],
+    ['securityHeaders.scope', { securityHeaders: { scope: 'everywhere' as 'app' } }],
     ['client.maxRateLimitWaitMs', { client: { maxRateLimitWaitMs: -1 } }],
     ['oauth.installTimeFromServerDate', { oauth: { installTimeFromServerDate: 'yes' as never } }],
   ])('validates %s', (setting, options) => {
@@ -320,6 +323,20 @@ describe('DATABASE_URL', () => {
     expect(err.message).toMatch(url.startsWith('mysql') ? /mysql:\/\// : /postgres:\/\//);
     // The password part of a URL never reaches the message.
     expect(err.message).not.toContain('pw@');
+  });
+
+  it('storage.purgeRewrite: a rewrite every 30 s by default, false or another interval, a bad one named at start', () => {
+    expect(resolveConfig({}, ENV).storage.purgeRewrite).toEqual({ minIntervalMs: 30_000 });
+    expect(resolveConfig({ storage: { purgeRewrite: false } }, ENV).storage.purgeRewrite).toBe(
+      false,
+    );
+    expect(
+      resolveConfig({ storage: { purgeRewrite: { minIntervalMs: 0 } } }, ENV).storage.purgeRewrite,
+    ).toEqual({ minIntervalMs: 0 });
+    const err = problem(() =>
+      resolveConfig({ storage: { purgeRewrite: { minIntervalMs: -1 } } }, ENV),
+    );
+    expect(settings(err).join()).toMatch(/^storage\.purgeRewrite/);
   });
 
   it('names storage.databaseUrl when the option holds it', () => {

@@ -4,16 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import express from 'express';
-import session from 'express-session';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createBrowserSessions } from '../../src/core/browser-session.js';
+import type { KitSessionStore, StoredSession } from '../../src/core/session-store.js';
 import { generateKey } from '../../src/crypto/index.js';
 import { StorageError } from '../../src/errors/index.js';
 import { createKitLogger } from '../../src/http/logger.js';
+import { kitSessionOf } from '../../src/shells/express/adapter.js';
 import { requestLogger } from '../../src/shells/express/request-log.js';
 import { securityHeaders } from '../../src/shells/express/security-headers.js';
-import { sessionMiddleware, startStoreSession } from '../../src/shells/express/session.js';
 import { storeApp } from '../../src/store-app.js';
 
 const admin = 'https://admin.example';
@@ -209,27 +210,35 @@ describe('security headers on bearer responses (script-read only)', () => {
 });
 
 describe('session cookie', () => {
+  /** The kit's browser session on Express (its own cookie) over an in-memory store. */
   function app(opts: { secure: boolean; sameSite: 'none' | 'lax'; partitioned: boolean }) {
-    const a = express();
-    a.set('trust proxy', 1);
-    a.use(
-      sessionMiddleware(
-        { secret: ['x'.repeat(32)], cookieName: 'sid', maxAgeSeconds: 3600, ...opts },
-        new session.MemoryStore(),
-      ),
+    const rows = new Map<string, StoredSession>();
+    const store: KitSessionStore = {
+      get: async (sid) => rows.get(sid) ?? null,
+      set: async (sid, data) => void rows.set(sid, data),
+      destroy: async (sid) => void rows.delete(sid),
+    };
+    const sessionFor = createBrowserSessions(
+      { secret: ['x'.repeat(32)], cookieName: 'sid', maxAgeSeconds: 3600, ...opts },
+      store,
     );
+    const a = express();
     a.get('/login', async (req, res) => {
-      await startStoreSession(req, 'store-1');
+      await kitSessionOf(req, res, sessionFor, 'sid').start('store-1');
       res.send('ok');
     });
     a.get('/anon', (_req, res) => res.send('ok'));
+    a.get('/whoami', async (req, res) => {
+      const data = await kitSessionOf(req, res, sessionFor, 'sid').read();
+      res.json({ session: data?.storeId ?? null, appSession: 'session' in req });
+    });
     return a;
   }
 
   it('embedded over HTTPS: Secure; HttpOnly; SameSite=None; Partitioned', async () => {
-    const res = await request(app({ secure: true, sameSite: 'none', partitioned: true }))
-      .get('/login')
-      .set('X-Forwarded-Proto', 'https');
+    const res = await request(app({ secure: true, sameSite: 'none', partitioned: true })).get(
+      '/login',
+    );
     const c = res.headers['set-cookie']![0]!;
     expect(c).toMatch(/^sid=/);
     for (const attr of ['Secure', 'HttpOnly', 'SameSite=None', 'Partitioned'])
@@ -243,23 +252,18 @@ describe('session cookie', () => {
     expect(res.headers['set-cookie']).toBeUndefined();
   });
 
-  it('loads no session for a bearer request without a cookie, and still loads it when a cookie comes along', async () => {
+  it("reads the kit's own cookie, and never makes req.session", async () => {
     const a = app({ secure: false, sameSite: 'lax', partitioned: false });
-    a.get('/whoami', (req, res) =>
-      res.json({ session: req.session?.storeId ?? null, has: !!req.session }),
-    );
-    const bearer = await request(a).get('/whoami').set('Authorization', 'Bearer abc.def.ghi');
-    expect(bearer.body).toEqual({ session: null, has: false });
-    expect(bearer.headers['set-cookie']).toBeUndefined();
     const login = await request(a).get('/login');
     const cookie = login.headers['set-cookie']![0]!.split(';')[0]!;
     const both = await request(a)
       .get('/whoami')
       .set('Authorization', 'Bearer abc.def.ghi')
       .set('Cookie', cookie);
-    expect(both.body).toEqual({ session: 'store-1', has: true });
+    expect(both.body).toEqual({ session: 'store-1', appSession: false });
     const anon = await request(a).get('/whoami');
-    expect(anon.body).toEqual({ session: null, has: true });
+    expect(anon.body).toEqual({ session: null, appSession: false });
+    expect(anon.headers['set-cookie']).toBeUndefined();
   });
 });
 
@@ -439,6 +443,8 @@ describe('kit.middleware() in a host app', () => {
       storage: { databaseUrl: join(dir, 'h.db'), encryptionKeys: [generateKey()] },
       session: { secret: randomBytes(32).toString('base64url') },
       webhooks: { secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` },
+      // The app's own routes take the kit's headers only when asked to (issue 32).
+      securityHeaders: { scope: 'app' },
     });
     try {
       const before = express();

@@ -166,7 +166,9 @@ describe.each([
     // Whoever kept the old id holds nothing.
     const other = new Browser();
     other.cookies.set('store_app.sid', { value: planted, path: '/' });
-    expect(await (await other.get(`${h.appUrl}/`)).json()).toEqual({ storeId: null });
+    const stale = await other.get(`${h.appUrl}/`);
+    expect(stale.status).toBe(401);
+    expect(((await stale.json()) as { code: string }).code).toBe('SESSION_REQUIRED');
   });
 
   it('kit.installations.delete purges the store', async () => {

@@ -116,8 +116,10 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   })) as StoreAppKit;
   app.use(kit.middleware());
   opts.routes?.(app, kit);
-  app.get('/', (req, res) => {
-    res.json({ storeId: req.session?.storeId ?? null });
+  // The store the browser's kit session acts for, read as an app reads it: through
+  // kit.authenticated() (the kit's session is its own, never req.session).
+  app.get('/', kit.authenticated(), (_req, res) => {
+    res.json({ storeId: res.locals.store.storeId });
   });
   const { storeId } = platform.createStore({ name: 'Test store' });
   return {

@@ -190,10 +190,11 @@ describe('main entry import graph', () => {
       (pkg) => loaded(r.urls, pkg) || cjs.some((f) => f.includes(`/node_modules/${pkg}/`)),
     );
   };
-  const expressFamily = ['express', 'express-session', 'helmet'];
+  // express-session is not among them: the kit's browser session is its own (issue 32).
+  const expressFamily = ['express', 'helmet'];
 
   it('importing store-app-kit loads none of the HTTP and storage stack; storeApp() loads it', async () => {
-    const heavy = ['express', 'express-session', 'helmet', 'pino', 'drizzle-orm', 'jose'];
+    const heavy = ['express', 'helmet', 'pino', 'drizzle-orm', 'jose'];
     const only = await runNode(
       `const kit = await import('store-app-kit'); console.log(typeof kit.storeApp, typeof kit.verify, kit.SESSION_REQUIRED);`,
     );
@@ -210,6 +211,8 @@ describe('main entry import graph', () => {
     expect(started.status, started.stderr).toBe(0);
     expect(started.stdout.trim().split('\n')[0]).toBe('sqlite function');
     expect(loadedOf(started, heavy)).toEqual(heavy);
+    // A guest never brings its own express-session into the host app.
+    expect(loadedOf(started, ['express-session'])).toEqual([]);
     expect(loaded(started.urls, 'pg')).toBe(false);
     expect(loaded(started.urls, 'mysql2')).toBe(false);
   });

@@ -12,8 +12,8 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_INVALID, type StoreAppError } from '../../src/errors/index.js';
 import { resolvePurgeAppOptions } from '../../src/purge/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import type { AnyDrizzle, Dialect } from '../../src/storage/types.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 import {
   APP_TABLE_NAMES,
   newSecret,

@@ -6,9 +6,12 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { unsignSessionCookie } from '../../src/core/browser-session.js';
 import { CoreBodyError, type CoreSession } from '../../src/core/http.js';
 import { serializeCookie, toCoreRequest, toResponse } from '../../src/shells/fetch/adapter.js';
-import { unsignSessionCookie } from '../../src/shells/fetch/session.js';
+import { storeApp } from '../../src/store-app.js';
+import { sign } from '../../src/webhooks/verify.js';
+import { offlineKitOptions } from '../helpers/config.js';
 
 const session = {} as CoreSession;
 const ctx = { remoteAddress: '203.0.113.9', log: pino({ level: 'silent' }), session };
@@ -69,6 +72,46 @@ describe('Fetch shell body bounds', () => {
     expect(req.queryKeys()).toEqual(['state', 'code']);
     expect(req.queryAll('state')).toEqual(['a', 'b']);
     expect(req.remoteAddress).toBe('203.0.113.9');
+  });
+});
+
+describe('a webhook body read before kit.fetch', () => {
+  it('is the consumed reason, never a TypeError from a disturbed stream', async () => {
+    const request = post('{"type":"test.ping"}', { 'content-type': 'application/json' });
+    await request.text();
+    expect(await reason(toCoreRequest(request, ctx).body(100, 1000))).toBe('consumed');
+  });
+
+  it('a signed delivery whose body the app read first answers 503 WEBHOOK_BODY_CONSUMED with the fix (the platform retries), not 500', async () => {
+    const kit = await storeApp(
+      offlineKitOptions({
+        session: { secret: 's'.repeat(32) },
+        logger: { instance: pino({ level: 'silent' }) },
+      }),
+    );
+    try {
+      const body = JSON.stringify({ type: 'test.ping', data: {} });
+      const headers = sign(
+        `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+        'msg_read_first',
+        Math.floor(Date.now() / 1000),
+        body,
+      );
+      const request = new Request('https://app.example.com/webhooks', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+      await request.json(); // a parser (Hono's c.req.json()) before kit.fetch
+      const res = (await kit.fetch(request, { remoteAddress: '203.0.113.9' }))!;
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      const answer = (await res.json()) as { code: string; message: string };
+      expect(answer.code).toBe('WEBHOOK_BODY_CONSUMED');
+      expect(answer.message).toContain('kit.fetch');
+    } finally {
+      await kit.close();
+    }
   });
 });
 

@@ -20,12 +20,12 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internalsOf } from '../../src/compose/internals.js';
+import { unsignSessionCookie } from '../../src/core/browser-session.js';
 import { generateKey } from '../../src/crypto/index.js';
 import type { StoreAppKit } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
-import { unsignSessionCookie } from '../../src/shells/fetch/session.js';
 import { storeApp } from '../../src/store-app.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 
 /**
  * A browser's cookie jar over node's HTTP client (supertest): unlike fetch, it

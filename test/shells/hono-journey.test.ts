@@ -19,14 +19,14 @@ import { Hono } from 'hono';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internalsOf } from '../../src/compose/internals.js';
+import { unsignSessionCookie } from '../../src/core/browser-session.js';
 import { generateKey } from '../../src/crypto/index.js';
 import { INSTALL_ERROR_CODES as E } from '../../src/install/errors.js';
 import type { StoreAppKit } from '../../src/kit.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
-import { unsignSessionCookie } from '../../src/shells/fetch/session.js';
 import { storeApp } from '../../src/store-app.js';
 import { sign } from '../../src/webhooks/verify.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 import { Browser } from '../install/harness.js';
 

@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { ConfigError, StorageError } from '../../src/errors/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import { createStorage, parseDatabaseUrl } from '../../src/storage/index.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 import { createTempDatabase } from '../helpers/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-storage-err-'));

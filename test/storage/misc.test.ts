@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import { createStorage } from '../../src/storage/index.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 import { createTempDatabase } from '../helpers/postgres.js';
 
 const keys = [generateKey()];

@@ -21,11 +21,11 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { StoreAppError } from '../../src/errors/index.js';
-import { expressSessionStore } from '../../src/shells/express/session-store.js';
 import type { Storage, TokenSet } from '../../src/storage/index.js';
 import { purgeAudit as mysqlAudit } from '../../src/storage/schema/mysql.js';
 import { purgeAudit as pgAudit } from '../../src/storage/schema/postgres.js';
 import { purgeAudit as sqliteAudit } from '../../src/storage/schema/sqlite.js';
+import { expressSessionStore } from '../helpers/express-session-store.js';
 
 export interface SuiteContext {
   dialect: 'sqlite' | 'postgres' | 'mysql';

@@ -1,6 +1,6 @@
 /**
  * An unexpected error inside the kit's own layers (here: the app's session
- * store failing) is answered without detail by the kit's error handler and
+ * store failing under kit.authenticated()) is answered without detail by the kit's error handler and
  * counted under `store_app.failures`, so an operator's dashboard sees it.
  */
 import { createHmac, randomBytes } from 'node:crypto';
@@ -49,7 +49,8 @@ async function appWith(store: session.Store) {
   );
   const app = express();
   app.use(kit.middleware());
-  app.get('/page', (_req, res) => {
+  // The kit's session is read where the kit needs it: behind kit.authenticated().
+  app.get('/page', kit.authenticated(), (_req, res) => {
     res.send('never reached');
   });
   // A session cookie signed as express-session signs it, so the store is asked.

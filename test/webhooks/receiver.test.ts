@@ -423,7 +423,7 @@ describe('mounting orders with a host body parser', () => {
     expect((await post(app, signDelivery(secret, ping()))).status).toBe(200);
   });
 
-  it('fails loudly with the fix when a plain express.json() consumed the body first', async () => {
+  it('answers 503 with Retry-After and the fix when a plain express.json() consumed the body first (the platform retries)', async () => {
     const { app, logs, webhooks } = receiverApp(t.storage, {
       secrets: [secret],
       before: (a) => a.use(express.json()),
@@ -433,8 +433,10 @@ describe('mounting orders with a host body parser', () => {
       runs++;
     });
     const res = await post(app, signDelivery(secret, ping()));
-    expect(res.status).toBe(500);
-    expect(res.body.code).toBe('CONFIG_INVALID');
+    // Never a 2xx (the delivery would be dropped) and a status the platform retries.
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    expect(res.body.code).toBe('WEBHOOK_BODY_CONSUMED');
     expect(res.body.message).toContain('keepRawBody');
     await post(app, signDelivery(secret, ping()));
     expect(logs.filter((l) => l.level === 'error')).toHaveLength(1);

@@ -5,6 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import { type Logger, pino } from 'pino';
+import type { BrowserSession } from '../../core/browser-session.js';
 import { readCookie } from '../../core/cookies.js';
 import {
   CoreBodyError,
@@ -13,6 +14,7 @@ import {
   type CoreResponse,
   type CoreSession,
 } from '../../core/http.js';
+import { BODY_ALREADY_CONSUMED_FIX } from '../../webhooks/pipeline.js';
 import type { WithRawBody } from '../../webhooks/raw-body.js';
 import { startStoreSession } from './session.js';
 
@@ -37,10 +39,12 @@ function firstString(v: unknown): string | undefined {
 }
 
 /**
- * The express-session of `req` as a `CoreSession`; `start` binds it to a store
- * (regenerating its id) unless the caller brings its own.
+ * An app's own express-session (`req.session`) as a `CoreSession`, for
+ * `createAuthenticated` outside a kit (tests, benchmarks); `start` binds it to a
+ * store (regenerating its id) unless the caller brings its own. The kit never uses
+ * it: its session is `kitSessionOf`'s, under its own cookie.
  */
-export function sessionOf(
+export function expressSessionOf(
   req: Request,
   cookieName: string,
   start?: CoreSession['start'],
@@ -65,6 +69,54 @@ export function sessionOf(
       }),
   };
 }
+
+/** Where a request keeps the kit's session once made: its own key, never `req.session`. */
+const KIT_SESSION = Symbol('store-app-kit.session');
+
+/**
+ * The kit's browser session of `req` (core/browser-session.ts), made on first use
+ * and kept for the request, so the kit's routes and `authenticated()` share it; a
+ * new or ended session's cookie is set on `res` at once. Nothing is read from the
+ * session store until the kit asks (a host route never does).
+ */
+export function kitSessionOf(
+  req: Request,
+  res: Response,
+  sessionFor: (cookieValue: string | undefined) => BrowserSession,
+  cookieName: string,
+): CoreSession {
+  const holder = req as Request & { [KIT_SESSION]?: CoreSession };
+  const kept = holder[KIT_SESSION];
+  if (kept) return kept;
+  const { session, cookies } = sessionFor(readCookie(req.headers.cookie, cookieName));
+  const flush = () => {
+    for (const c of cookies.splice(0)) if (!res.headersSent) setCookie(res, c);
+  };
+  const kit: CoreSession = {
+    presented: session.presented,
+    read: () => session.read(),
+    touchAuthAt: (authAt) => session.touchAuthAt(authAt),
+    async start(storeId) {
+      await session.start(storeId);
+      flush();
+    },
+    async destroy() {
+      await session.destroy();
+      flush();
+    },
+  };
+  holder[KIT_SESSION] = kit;
+  return kit;
+}
+
+/** The session of a request the kit never binds (the webhook receiver, health). */
+const NO_SESSION: CoreSession = {
+  presented: false,
+  read: async () => undefined,
+  touchAuthAt: async () => {},
+  start: () => Promise.reject(new Error('This route has no browser session.')),
+  destroy: async () => {},
+};
 
 /** The bytes a parser before the kit kept (`keepRawBody`, `express.raw()`), if any. */
 function keptBody(req: Request): Uint8Array | undefined {
@@ -123,7 +175,7 @@ function bodyReader(req: Request): CoreRequest['body'] {
         return kept;
       }
       if (req.readableEnded || (req.complete && !req.readable)) {
-        throw new CoreBodyError('consumed', 'A parser before the kit consumed the body');
+        throw new CoreBodyError('consumed', BODY_ALREADY_CONSUMED_FIX);
       }
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
@@ -173,14 +225,13 @@ function refuseBody(req: Request, res: Response): void {
 
 /**
  * A `CoreRequest` over Express's `req` (the logger: `res.locals.log`, else
- * `fallbackLog`; the session: `session`, else express-session's).
+ * `fallbackLog`; the session: `session` (a thunk: made when first read), else none).
  */
 export function toCoreRequest(
   req: Request,
   res: Response,
   fallbackLog: Logger,
-  session?: CoreSession,
-  sessionCookieName = 'store_app.sid',
+  session?: CoreSession | (() => CoreSession),
 ): CoreRequest {
   const q = req.query as Record<string, unknown>;
   return {
@@ -207,7 +258,8 @@ export function toCoreRequest(
       return req.ip ?? req.socket.remoteAddress;
     },
     get session() {
-      return session ?? sessionOf(req, sessionCookieName);
+      if (session === undefined) return NO_SESSION;
+      return typeof session === 'function' ? session() : session;
     },
     get log() {
       return (res.locals.log as Logger | undefined) ?? fallbackLog;

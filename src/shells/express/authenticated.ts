@@ -5,7 +5,7 @@
  * without a promise (`fromMemory`: the same rules as the full path); anything else
  * takes the core's full path, whose refusal is written as it is.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   type AuthDecision,
   type AuthenticateDeps,
@@ -18,9 +18,9 @@ import type { LaunchWatch } from '../../authenticated/launch-watch.js';
 import type { ResolvedAuthenticatedOptions } from '../../authenticated/options.js';
 import type { LaunchVerifier, SessionTokenIssuer } from '../../authenticated/session-token.js';
 import type { ClientFactory } from '../../client/factory.js';
-import type { CoreRequest } from '../../core/http.js';
+import type { CoreRequest, CoreSession } from '../../core/http.js';
 import type { TokenManager } from '../../refresh/manager.js';
-import { SILENT, sendCoreResponse, sessionOf, toCoreRequest } from './adapter.js';
+import { expressSessionOf, SILENT, sendCoreResponse, toCoreRequest } from './adapter.js';
 import { type ExpressLaunchWatch, expressLaunchWatch } from './launch-watch.js';
 import { existingAncestors } from './pages.js';
 
@@ -30,6 +30,18 @@ export interface ExpressAuthenticatedDeps {
   /** Its in-memory form (`createMemoryAuthenticate`). */
   fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
   launchWatch?: ExpressLaunchWatch | undefined;
+  /**
+   * The kit's browser session of a request (its own cookie, never `req.session`).
+   * Absent: the app's own express-session (`createAuthenticated` outside a kit).
+   */
+  sessionOf?: ((req: Request, res: Response) => CoreSession) | undefined;
+  /**
+   * Answers an unexpected error (the session store failing, a bug) as the kit's own
+   * routes do: no detail, logged, counted. Absent: `next(err)` (the app's handler).
+   */
+  onError?: ErrorRequestHandler | undefined;
+  /** Sets the kit's headers on the answer (the kit's `securityHeaders.scope: 'kit'`). */
+  applyHeaders?: ((req: Request, res: Response) => void) | undefined;
   /** Binds the browser session to a store (regenerating its id). @default express-session's */
   startSession?: ((req: Request, storeId: string) => Promise<void>) | undefined;
   /** The session cookie's name (a request carrying it presented credentials). */
@@ -39,15 +51,20 @@ export interface ExpressAuthenticatedDeps {
 /** `kit.authenticated()`: each call returns the handler (one handler serves every route). */
 export function expressAuthenticated(deps: ExpressAuthenticatedDeps): () => RequestHandler {
   const { authenticate, fromMemory, launchWatch, startSession, sessionCookieName } = deps;
+  const { applyHeaders, onError } = deps;
+  const sessionFor =
+    deps.sessionOf ??
+    ((req: Request) =>
+      expressSessionOf(
+        req,
+        sessionCookieName,
+        startSession ? (storeId) => startSession(req, storeId) : undefined,
+      ));
 
   /** The core's decision; a page it answers keeps the frame-ancestors the headers set. */
   async function authenticateFully(req: Request, res: Response, next: NextFunction): Promise<void> {
     launchWatch?.markHandled(req);
-    const session = sessionOf(
-      req,
-      sessionCookieName,
-      startSession ? (storeId) => startSession(req, storeId) : undefined,
-    );
+    const session = sessionFor(req, res);
     let decision: AuthDecision;
     try {
       decision = await authenticate(
@@ -55,7 +72,8 @@ export function expressAuthenticated(deps: ExpressAuthenticatedDeps): () => Requ
         existingAncestors(res),
       );
     } catch (err) {
-      next(err);
+      if (onError) onError(err, req, res, next);
+      else next(err);
       return;
     }
     if (!decision.ok) {
@@ -67,6 +85,9 @@ export function expressAuthenticated(deps: ExpressAuthenticatedDeps): () => Requ
   }
 
   function storeAppAuthenticated(req: Request, res: Response, next: NextFunction) {
+    // What the app serves behind authenticated() is the kit's page: it takes the kit's
+    // headers whatever their scope (before the decision: a refusal page carries them too).
+    applyHeaders?.(req, res);
     const store = fromMemory(req.headers.authorization);
     if (store !== undefined) {
       res.locals.store = store;

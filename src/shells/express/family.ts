@@ -1,20 +1,19 @@
 /**
- * The Express family (express, express-session, helmet), loaded on first use: the
+ * The Express family (express, helmet), loaded on first use: the
  * Express shell is built on the first call of `kit.middleware()` or
  * `kit.authenticated()`, so an app that serves the kit through `kit.fetch` only
  * never loads any of them (`test/packaging/import-graph.test.ts`). They are
  * CommonJS packages, required synchronously here so both calls stay synchronous and
- * return the real handlers (no wrapper per request).
+ * return the real handlers (no wrapper per request). express-session is not among
+ * them: the kit's browser session is its own (core/browser-session.ts).
  */
 import { createRequire } from 'node:module';
 import type * as ExpressModule from 'express';
-import type * as ExpressSessionModule from 'express-session';
 import type * as HelmetModule from 'helmet';
 import { assertSupportedExpress } from './express-version.js';
 
 export interface ExpressFamily {
   express: typeof ExpressModule;
-  session: typeof ExpressSessionModule.default;
   helmet: typeof HelmetModule.default;
 }
 
@@ -30,7 +29,6 @@ export function expressFamily(): ExpressFamily {
   };
   family = {
     express: require('express') as typeof ExpressModule,
-    session: require('express-session') as typeof ExpressSessionModule.default,
     helmet: (helmet.default ?? helmet) as typeof HelmetModule.default,
   };
   return family;

@@ -9,11 +9,21 @@ import { boolean } from '../../options/index.js';
 
 export const securityHeadersOptionsSchema = v.strictObject({
   /**
-   * Set the kit's security headers on every browser response passing through
-   * `kit.middleware()` (and on the kit's own answers on the Fetch shell).
+   * Set the kit's security headers on the kit's browser answers and behind
+   * `kit.authenticated()` (where else: `scope`), and on the kit's own answers on the
+   * Fetch shell.
    * @default true
    */
   enabled: v.optional(boolean(), true),
+  /**
+   * Where the Express shell sets them. `'kit'`: the kit's browser routes (`/auth`,
+   * its callback, session token, browser module) and every route behind
+   * `kit.authenticated()`; the app's other routes keep their own headers (a guest in
+   * an existing app). `'app'`: every request passing `kit.middleware()` too (an app
+   * whose pages are all the kit's: its static `index.html`, its scripts).
+   * @default 'kit'
+   */
+  scope: v.optional(v.picklist(['kit', 'app'], "must be 'kit' or 'app'."), 'kit'),
   /**
    * `'protected'`: CSP `frame-ancestors` (the admin origin when embedded, else
    * `'none'` plus `X-Frame-Options: DENY`) is always sent, whatever `helmet`
@@ -44,6 +54,7 @@ export type SecurityHeadersOptions = v.InferInput<typeof securityHeadersOptionsS
 
 export interface ResolvedSecurityHeadersOptions {
   enabled: boolean;
+  scope: 'kit' | 'app';
   helmet: HelmetOptions;
   framing: 'protected' | 'unprotected';
 }

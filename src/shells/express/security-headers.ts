@@ -1,8 +1,9 @@
 /**
  * The kit's security-header set (src/core/security-headers.ts) on Express, as a
- * function applied per route: the kit's request layer applies it to every browser
- * request passing `kit.middleware()` (the app's routes included, the default), and it
- * can be applied to a single route.
+ * function applied per route: the kit's request layer applies it to the kit's browser
+ * routes (and to every request passing `kit.middleware()` with `securityHeaders.scope:
+ * 'app'`), `kit.authenticated()` to what it guards, and it can be applied to a single
+ * route.
  *
  * With `securityHeaders.helmet` options the set is helmet's under those options
  * (computed once when static, per request when a CSP directive is a function, e.g.

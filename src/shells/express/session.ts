@@ -1,17 +1,12 @@
 /**
- * express-session on the storage adapter's sessions (never MemoryStore), or
- * on the app's own store. Session data holds the store id only: tokens stay
- * in the installations.
- *
- * Behind a TLS-terminating proxy set `app.set('trust proxy', 1)` (or the
- * proxy's hop count): with Secure cookies, express-session only sets the
- * cookie on requests it believes are HTTPS.
+ * An app's own express-session bound to a store, for `createAuthenticated` outside a
+ * kit (tests, benchmarks). The kit itself never uses `req.session`: its browser session
+ * is core/browser-session.ts under its own cookie, so a host's express-session is left
+ * alone (issue 32). The `SessionData` fields below type what that outside use stores.
  */
-import type { Request, RequestHandler } from 'express';
-import type { Store } from 'express-session';
-import { isBearerRequest } from '../../core/bearer.js';
-import type { ResolvedHttpOptions } from '../../http/options.js';
-import { expressFamily } from './family.js';
+import type { RequestHandler } from 'express';
+// Types only (req.session, SessionData): the kit never loads express-session.
+import type {} from 'express-session';
 
 declare module 'express-session' {
   interface SessionData {
@@ -23,49 +18,6 @@ declare module 'express-session' {
      */
     authAt?: number;
   }
-}
-
-/**
- * An app session token request without a cookie (the embedded frontend's
- * fetches: the admin's iframe has no usable cookies) has no browser session
- * to load; making and hashing a new, never-saved one was a tenth of it.
- */
-export function hasNoBrowserSession(req: Pick<Request, 'headers'>): boolean {
-  return req.headers.cookie === undefined && isBearerRequest(req.headers.authorization);
-}
-
-/**
- * express-session for browser requests: a request that `hasNoBrowserSession`
- * gets no `req.session` (the kit's request layer skips this whole layer for it).
- */
-export function sessionMiddleware(
-  options: ResolvedHttpOptions['session'],
-  store: Store,
-): RequestHandler {
-  const handler = expressFamily().session({
-    name: options.cookieName,
-    secret: options.secret,
-    store,
-    resave: false,
-    // No cookie for visitors who never start a session (and no row per request).
-    saveUninitialized: false,
-    rolling: false,
-    cookie: {
-      httpOnly: true,
-      secure: options.secure,
-      sameSite: options.sameSite,
-      partitioned: options.partitioned,
-      maxAge: options.maxAgeSeconds * 1000,
-      path: '/',
-    },
-  });
-  return function storeAppSession(req, res, next) {
-    if (hasNoBrowserSession(req)) {
-      next();
-      return;
-    }
-    handler(req, res, next);
-  };
 }
 
 /** Replace the session id (fixation defence) and bind it to a store, then save. */

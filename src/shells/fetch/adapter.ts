@@ -12,6 +12,7 @@ import {
   type CoreResponse,
   type CoreSession,
 } from '../../core/http.js';
+import { FETCH_BODY_CONSUMED_FIX } from '../../webhooks/pipeline.js';
 
 export interface FetchRequestContext {
   /** The client's address as the caller's server trusts it (a `Request` has none). */
@@ -70,6 +71,9 @@ async function readBounded(request: Request, maxBytes: number, timeoutMs: number
     throw new CoreBodyError('too_large', 'Body too large');
   }
   if (request.body === null) return new Uint8Array(0);
+  // Read before the kit (Hono's c.req.json(), a parser): the signed bytes are gone. The
+  // same answer as on Express (503, the platform retries), never a 500.
+  if (request.bodyUsed) throw new CoreBodyError('consumed', FETCH_BODY_CONSUMED_FIX);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

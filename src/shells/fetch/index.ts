@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
 import { isBearerRequest } from '../../core/bearer.js';
+import { createBrowserSessions } from '../../core/browser-session.js';
 import { readCookie } from '../../core/cookies.js';
 import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
 import type { KitRoutes } from '../../core/routes.js';
@@ -16,7 +17,6 @@ import type { KitSessionStore } from '../../core/session-store.js';
 import type { ResolvedHttpOptions } from '../../http/options.js';
 import { toCoreRequest, toResponse } from './adapter.js';
 import { launchRedirect } from './launch.js';
-import { createFetchSessions } from './session.js';
 
 /** Per-request facts a `Request` does not carry. */
 export interface FetchOptions {
@@ -77,7 +77,7 @@ function relativePath(pathname: string, appPath: string): string | undefined {
 
 /** Builds the Fetch shell over the kit's route table. */
 export function createFetchShell(deps: FetchShellDeps): FetchShell {
-  const sessions = createFetchSessions(deps.session, deps.sessionStore);
+  const sessions = createBrowserSessions(deps.session, deps.sessionStore);
   const { headerSet, logger } = deps;
   let warnedNoAddress = false;
 

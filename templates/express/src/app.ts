@@ -42,6 +42,9 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
     health: options.health ?? { path: '/healthz' },
     // The page's script and styles are files of this origin: no inline code runs.
     securityHeaders: {
+      // Every page and file of this app is the kit's app in the admin: all of them take the
+      // kit's headers, not only the routes behind kit.authenticated().
+      scope: 'app',
       helmet: { contentSecurityPolicy: { directives: { styleSrc: ["'self'"] } } },
       ...options.securityHeaders,
     },

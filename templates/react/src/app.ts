@@ -67,6 +67,9 @@ export async function createApp(
     // The built UI is files of this origin only: no inline script or style. In dev, Vite's
     // injected ones carry the response's nonce and its hot-reload socket is allowed.
     securityHeaders: {
+      // Every page and file of this app is the kit's app in the admin: all of them take the
+      // kit's headers, not only the routes behind kit.authenticated().
+      scope: 'app',
       helmet: {
         contentSecurityPolicy: {
           directives: {

@@ -1,18 +1,25 @@
 /**
- * The browser session in the Fetch shell, shared with the Express shell: the
- * same cookie (express-session's `s:<id>.<signature>`, HMAC-SHA256 with the
- * session secret, the first secret signing and every secret verifying) and the
- * same session store, so a session started by either shell is read by both.
+ * The kit's browser session, one for both shells: its own cookie (`session.cookieName`,
+ * express-session's `s:<id>.<signature>` format, HMAC-SHA256 with the session secret,
+ * the first secret signing and every secret verifying) over the session-store port.
+ * It is never `req.session`: a host app's own express-session (or none) is left alone,
+ * and the kit's session is loaded only by the kit's routes and `authenticated()`, so a
+ * request that touches neither reads and writes no session row (issue 32).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { CoreCookie, CoreSession, CoreSessionData } from '../../core/http.js';
-import type { KitSessionStore, StoredSession } from '../../core/session-store.js';
-import type { ResolvedHttpOptions } from '../../http/options.js';
+import type { CoreCookie, CoreSession, CoreSessionData } from './http.js';
+import type { KitSessionStore, StoredSession } from './session-store.js';
 
-type SessionOptions = Pick<
-  ResolvedHttpOptions['session'],
-  'cookieName' | 'secret' | 'secure' | 'sameSite' | 'partitioned' | 'maxAgeSeconds'
->;
+/** The session options the browser session needs (the resolved `session` options). */
+export interface BrowserSessionOptions {
+  cookieName: string;
+  /** Signing secrets: the first signs, every one verifies. */
+  secret: readonly string[];
+  secure: boolean;
+  sameSite: 'lax' | 'strict' | 'none';
+  partitioned: boolean;
+  maxAgeSeconds: number;
+}
 
 /** express-session's (cookie-signature's) signature of a session id. */
 function sign(id: string, secret: string): string {
@@ -44,13 +51,13 @@ function ttlOf(stored: StoredSession | null): number | undefined {
 }
 
 /** A request's session, and the cookies its changes need on the response. */
-export interface FetchSession {
+export interface BrowserSession {
   session: CoreSession;
   cookies: CoreCookie[];
 }
 
 /** Sessions over `store` (the kit's session-store port) with the app's session options. */
-export function createFetchSessions(options: SessionOptions, store: KitSessionStore) {
+export function createBrowserSessions(options: BrowserSessionOptions, store: KitSessionStore) {
   const cookieBase = {
     name: options.cookieName,
     httpOnly: true,
@@ -61,7 +68,7 @@ export function createFetchSessions(options: SessionOptions, store: KitSessionSt
   } as const;
 
   /** The session of a request whose session cookie holds `cookieValue`. */
-  return function sessionFor(cookieValue: string | undefined): FetchSession {
+  return function sessionFor(cookieValue: string | undefined): BrowserSession {
     let id = unsignSessionCookie(cookieValue, options.secret);
     let data: Partial<CoreSessionData> | undefined | null;
     const cookies: CoreCookie[] = [];

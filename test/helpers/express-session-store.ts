@@ -1,12 +1,13 @@
 /**
  * express-session's `Store` over the kit's session-store port (the built-in
- * storage's sessions). express-session reads a session's lifetime from its cookie;
- * this passes it on as the port's TTL (the cookie's `expires`, else `maxAge`, else
- * the store's default).
+ * storage's sessions), for tests that drive the kit's sessions table through an
+ * express-session of their own. The kit itself uses the port directly
+ * (src/core/browser-session.ts) and never loads express-session. express-session reads
+ * a session's lifetime from its cookie; this passes it on as the port's TTL (the
+ * cookie's `expires`, else `maxAge`, else the store's default).
  */
-import type { SessionData, Store } from 'express-session';
-import type { KitSessionStore, StoredSession } from '../../core/session-store.js';
-import { expressFamily } from './family.js';
+import session, { type SessionData, type Store } from 'express-session';
+import type { KitSessionStore, StoredSession } from '../../src/core/session-store.js';
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 
@@ -37,7 +38,6 @@ function settle<T>(promise: Promise<T>, cb: Callback<T> | undefined): void {
 export function expressSessionStore(
   sessions: KitSessionStore & { prune?(now?: Date): Promise<number>; close?(): void },
 ): Store & { prune(now?: Date): Promise<number>; close(): void } {
-  const { session } = expressFamily();
   class KitExpressStore extends session.Store {
     override get(sid: string, cb: Callback<SessionData | null>): void {
       settle(
