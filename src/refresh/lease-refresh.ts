@@ -70,7 +70,7 @@ export function createLeaseRefresh(
   refresh: RefreshCall,
   cached: CachedInstallations,
 ) {
-  const { installations, options, logger, now, pending, committedHere, cache } = core;
+  const { installations, options, logger, now, platformNow, pending, committedHere, cache } = core;
   const { load, satisfied, remember } = cached;
   /** Local time before which the token endpoint asked not to be called (its Retry-After). */
   let endpointPausedUntil = 0;
@@ -145,8 +145,15 @@ export function createLeaseRefresh(
       refreshToken:
         typeof r.refreshToken === 'string' && r.refreshToken ? r.refreshToken : old.refreshToken,
       scopes,
-      accessTokenExpiresAt: new Date(now() + expiresIn * 1000),
+      // Counted from when the platform issued it, in its clock (its Date, whole
+      // seconds: at most one second early), else from our estimate of that clock.
+      accessTokenExpiresAt: new Date(issuedAt(r) + expiresIn * 1000),
     };
+  }
+
+  function issuedAt(r: RefreshedTokens): number {
+    const date = r.serverDate?.getTime();
+    return date !== undefined && Number.isFinite(date) ? date : platformNow();
   }
 
   /** The cross-process part: read, lease, refresh, commit; or wait for the winner. */

@@ -59,6 +59,12 @@ export interface TokenManagerDeps {
   logger?: RefreshLogger;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * The platform's clock (estimated from its `Date` headers): token expiries
+   * are stored and compared in it, never in this instance's clock.
+   * @default now
+   */
+  platformNow?: () => number;
 }
 
 export interface TokenManager extends TokenSource {
@@ -104,6 +110,8 @@ export interface RefreshFailure {
 export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const { installations, options, logger } = deps;
   const now = deps.now ?? Date.now;
+  // Expiries are the platform's timestamps: one clock, the platform's.
+  const platformNow = deps.platformNow ?? now;
   const windowMs = options.windowSeconds * 1000;
   const inFlight: RefreshCore['inFlight'] = new Map();
   const revoking = new Map<string, Promise<boolean>>();
@@ -131,6 +139,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     options,
     logger,
     now,
+    platformNow,
     windowMs,
     cache,
     inFlight,
@@ -140,7 +149,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   const lease = createLeaseRefresh(core, deps.refresh, { load, satisfied, remember });
 
   function fresh(inst: Installation): boolean {
-    return inst.accessTokenExpiresAt.getTime() - now() > windowMs;
+    return inst.accessTokenExpiresAt.getTime() - platformNow() > windowMs;
   }
 
   function remember(inst: Installation, mode: Mode = 'wait'): Installation {

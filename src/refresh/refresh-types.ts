@@ -18,6 +18,8 @@ export interface RefreshedTokens {
   scopes?: string[] | null;
   /** True when the response had no `scope`: keep the old scopes. */
   scopeMissing?: boolean;
+  /** The response's `Date` (the platform's clock): the expiry counts from it. */
+  serverDate?: Date | null;
 }
 
 /** Calls the token endpoint with grant_type=refresh_token. */
@@ -68,6 +70,8 @@ export interface RefreshCore {
   options: ResolvedRefreshOptions;
   logger: RefreshLogger | undefined;
   now(): number;
+  /** The platform's clock (from its `Date` headers): token expiries are stored and compared in it. */
+  platformNow(): number;
   /** `options.windowSeconds` in ms: a token closer to its expiry is refreshed. */
   windowMs: number;
   /** The request path's installation cache (LRU, `refresh.cacheMaxStores`). */

@@ -31,7 +31,17 @@ export interface SweepManager {
 
 /** The sweep of one token manager: one pass, and the interval that runs passes. */
 export function createSweep(core: RefreshCore, manager: SweepManager) {
-  const { installations, options, logger, now, windowMs, cache, inFlight, committedHere } = core;
+  const {
+    installations,
+    options,
+    logger,
+    now,
+    platformNow,
+    windowMs,
+    cache,
+    inFlight,
+    committedHere,
+  } = core;
   const { start, fresh, endpoint } = manager;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
@@ -61,8 +71,8 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
       if (replacedExpiry !== undefined) result.refreshed++;
       // A token issued for less than the window stays due: once per pass is enough.
       if (!fresh(inst)) skip.add(storeId);
-      // How much of the window was left when its refresh landed (both times are ours).
-      return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - now() };
+      // How much of the window was left when its refresh landed (both in the platform's clock).
+      return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - platformNow() };
     } catch (err) {
       // One store failing (needs reinstall, endpoint down) must not stop the others.
       result.failed++;
@@ -143,7 +153,7 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
     while (skip.size < maxSkip && failingInARow < SWEEP_GIVE_UP_AFTER && !signal?.aborted) {
       // Read now, not once per pass: what another instance refreshed meanwhile is gone.
       const ids = await installations.listExpiringBefore(
-        new Date(now() + windowMs),
+        new Date(platformNow() + windowMs),
         options.sweepBatchSize + skip.size,
       );
       const due = ids.filter((id) => !skip.has(id) && !inFlight.has(id));

@@ -704,6 +704,7 @@ export function d1Adapter(
 
   const purge: StorageAdapter<D1Transaction>['purge'] = async (storeId, options) => {
     const what = 'purging a store';
+    const started = performance.now();
     const key = `purge:${storeId}`;
     const taken = await acquire(what, key);
     if (taken === null) throw new Error('unreachable: a purge lock has no "done" check');
@@ -719,6 +720,29 @@ export function d1Adapter(
     // Like the built-in adapter: only once committed (or skipped), never after a failure.
     options.onCommitted?.();
     return result;
+
+    /** The statement settling the purge's outbox entry (AdapterPurgeOptions.outbox), if any. */
+    function settleOutbox(): D1Write[] {
+      const { outbox } = options;
+      if (!outbox) return [];
+      const where = eq(p.eventId, outbox.eventId);
+      if (outbox.sweepAfterMs <= 0) return [db.delete(p).where(where)];
+      // `now` carried to the commit on the monotonic clock, then the horizon.
+      const due = options.now.getTime() + Math.ceil(performance.now() - started);
+      return [
+        db
+          .update(p)
+          .set({
+            kind: 'sweep',
+            attempts: 0,
+            nextAttemptAt: new Date(due + outbox.sweepAfterMs),
+            lastError: null,
+            leaseOwner: null,
+            leaseUntil: null,
+          })
+          .where(where),
+      ];
+    }
 
     async function decideAndCommit(): Promise<PurgeResult> {
       const skip = { purged: false, counts: {} };
@@ -784,6 +808,8 @@ export function d1Adapter(
           audit,
           db.run(sql`DELETE FROM store_app_installations WHERE ${installation}`),
           db.delete(s).where(eq(s.storeId, storeId)),
+          // The outbox entry settles in the purge's batch: no crash separates them.
+          ...settleOutbox(),
           releaseLock(key, until),
         ]);
       } catch (err) {
@@ -867,6 +893,13 @@ export function d1Adapter(
     purgeOutbox,
     sessions,
     purge,
+    // D1's own clock (one database, one clock), as the adapter's locks use.
+    async clock() {
+      const rows = await run('reading the database clock', () =>
+        db.all<{ ms: number }>(sql`SELECT ${DB_NOW} AS ms`),
+      );
+      return new Date(Math.round(Number(rows[0]?.ms)));
+    },
     migrate,
     async close() {
       // A binding has nothing to release; calls after close reject.
