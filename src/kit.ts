@@ -125,7 +125,10 @@ interface StoreAppKitBase {
    * `kit.authenticated()` routes get on Express: CSP with the admin's
    * `frame-ancestors`, HSTS, nosniff, Referrer-Policy, COOP…; a bearer request gets
    * nosniff, HSTS and `Vary: Authorization`). Headers your response already has are
-   * kept. Hono: `app.use('*', async (c, next) => { await next(); c.res = kit.secureResponse(c.req.raw, c.res); })`.
+   * kept. The headers are added in place and `response` is returned; a response whose
+   * headers cannot change (from `fetch()`) comes back as a copy. Hono: after `next()`,
+   * `const secured = kit.secureResponse(c.req.raw, c.res); if (secured !== c.res) c.res = secured;`
+   * (Hono copies any Response assigned to `c.res`, its body through a stream).
    */
   secureResponse(request: Request, response: Response): Response;
   /**
@@ -275,6 +278,7 @@ function fetchShellOf(s: KitServices): FetchShell {
     session: s.config.session,
     sessionStore: s.sessions,
     authenticate: (req) => s.authenticate(req),
+    fromMemory: s.fromMemory,
     headerSet: s.headerSet,
     launchParam: s.api.launch?.param,
     noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,

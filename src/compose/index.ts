@@ -9,6 +9,7 @@
  * Each section builds one module from the resolved config and hands it what it
  * needs; logic lives in the modules.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
@@ -18,6 +19,7 @@ import {
   createMemoryAuthenticate,
 } from '../authenticated/index.js';
 import { type ApiRuntime, createApiRuntime } from '../authenticated/runtime.js';
+import { createPlatformClock, type PlatformClock } from '../client/platform-clock.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from '../config/index.js';
 import { createDrain, type Drain } from '../core/drain.js';
 import type { CoreRequest } from '../core/http.js';
@@ -114,6 +116,7 @@ function openStorage(config: ResolvedConfig, logger: Logger): Promise<Storage> {
     migrate: config.storage.migrate,
     pool: { max: config.storage.poolMax },
     timeoutMs: config.storage.timeoutMs,
+    purgeRewrite: config.storage.purgeRewrite,
     logger: logger.child({ component: 'storage' }),
   });
 }
@@ -144,6 +147,7 @@ function purgeLifecycle(
   const outbox = createPurgeOutbox({
     pendingPurges: storage.pendingPurges,
     purge: purgeStore,
+    now: () => storage.now(),
     logger: logger.child({ component: 'purge' }),
     ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
     // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
@@ -165,6 +169,7 @@ function webhookProcessing(
   logger: Logger,
   storage: Storage,
   lifecycle: { purge: PurgeFunction; outbox: PurgeOutbox },
+  platformClock: PlatformClock,
   drain: Drain,
 ): KitWebhooks {
   return createWebhooks({
@@ -172,6 +177,9 @@ function webhookProcessing(
     // A delivery answered 202 still runs: a shutdown waits for it before storage closes.
     track: (work) => drain.track(work),
     options: config.webhooks,
+    // Delivery timestamps are the platform's: compared in its clock.
+    nowSeconds: () => Math.floor(platformClock.now() / 1000),
+    resyncClock: () => platformClock.resync(),
     purge: lifecycle.purge,
     outbox: lifecycle.outbox,
     logger: logger.child({ component: 'webhooks' }),
@@ -249,14 +257,19 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
   const drain = createDrain();
   const storage = await openStorage(config, logger);
   closers.push(() => storage.close());
-  const api = createApiRuntime(config, { storage, logger: logger.child({ component: 'client' }) });
+  const platformClock = platformClockOf(config);
+  const api = createApiRuntime(config, {
+    storage,
+    logger: logger.child({ component: 'client' }),
+    platformClock,
+  });
   api.start();
   closers.push(() => api.close());
   const lifecycle = purgeLifecycle(config, logger, storage, api);
   closers.push(() => lifecycle.grants.close());
   lifecycle.outbox.start();
   closers.push(() => lifecycle.outbox.close());
-  const webhooks = webhookProcessing(config, logger, storage, lifecycle, drain);
+  const webhooks = webhookProcessing(config, logger, storage, lifecycle, platformClock, drain);
   const health = healthCheck(config, storage, api, drain);
   const frameAncestors = pageFrameAncestors(config);
   const install = createInstallContext({
@@ -269,6 +282,7 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
       lifecycle.grants.confirmInstall(storeId);
     },
     pageFrameAncestors: frameAncestors,
+    platformClock,
   });
   const pageFraming = ancestorsDirective(frameAncestors);
   const auth = authentication(config, logger, api, pageFraming);
@@ -295,6 +309,21 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
       closers.length = 0;
     },
   };
+}
+
+/**
+ * The platform's clock as the kit estimates it from the `Date` of its answers
+ * (API calls, the token endpoint; a HEAD to the token endpoint when a
+ * webhook's timestamp looks out of tolerance and no answer told it yet).
+ */
+function platformClockOf(config: ResolvedConfig): PlatformClock {
+  return createPlatformClock({
+    probe: async (signal) => {
+      const res = await fetch(config.oauth.tokenUrl, { method: 'HEAD', signal });
+      await res.body?.cancel();
+      return res.headers;
+    },
+  });
 }
 
 /** The kit's header set under the app's options (undefined: the app sends its own). */

@@ -189,7 +189,8 @@ async function exchange(
 ): Promise<TokenResponse | CallbackOutcome> {
   const { oauth, auth } = ctx.config;
   try {
-    return await requestToken(
+    const sentAt = Date.now();
+    const token = await requestToken(
       {
         url: oauth.tokenUrl,
         clientId: oauth.clientId,
@@ -204,6 +205,8 @@ async function exchange(
       },
       { timeoutMs: oauth.tokenTimeoutMs, fetch: ctx.deps.fetch },
     );
+    ctx.deps.platformClock?.observe(token.serverDate?.getTime(), sentAt, Date.now());
+    return token;
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     const storeId = entry.storeId ?? queryStore;
@@ -261,7 +264,11 @@ async function store(
           scopes,
           accessToken: token.accessToken,
           refreshToken: token.refreshToken,
-          accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
+          // The platform's clock: from its Date (when it issued them), else our estimate of it.
+          accessTokenExpiresAt: new Date(
+            (token.serverDate?.getTime() ?? deps.platformClock?.now() ?? Date.now()) +
+              token.expiresIn * 1000,
+          ),
         },
         { platformInstalledAt: config.oauth.installTimeFromServerDate ? token.serverDate : null },
       );

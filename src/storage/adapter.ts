@@ -25,12 +25,14 @@ import {
 import { classifyStorageFailure, driverCode, storageFailureMessage } from './error-causes.js';
 import { createGroupCommit } from './group-commit.js';
 import { guardTransactionConnections } from './pg-connection-guard.js';
+import { createPgRewriter, DEFAULT_PURGE_REWRITE, type PgRewriteOptions } from './pg-rewrite.js';
 import {
   loadRuntimeSqliteDriver,
   nonNodeRuntime,
   type SqliteConnection,
   type SqliteDriver,
 } from './sqlite-drivers.js';
+import { boundWal, createFullDiskRelief } from './sqlite-wal.js';
 import type { AnyDrizzle, Dialect } from './types.js';
 import { DATABASE_URL_SETTING } from './url.js';
 
@@ -83,7 +85,8 @@ export interface DialectAdapter {
   /**
    * After a committed purge: make the deleted rows of `tables` unreadable on
    * disk. SQLite (secure_delete is on for every connection) checkpoints the
-   * WAL and truncates it; Postgres VACUUMs the tables; MySQL rebuilds them
+   * WAL and truncates it; Postgres rewrites them (VACUUM FULL, batched:
+   * ./pg-rewrite.ts; VACUUM while a rewrite is owed); MySQL rebuilds them
    * (OPTIMIZE TABLE). Never throws: returns
    * false (and logs) when the step could not finish.
    */
@@ -100,6 +103,13 @@ export interface AdapterOptions {
    * @default DEFAULT_STORAGE_TIMEOUT_MS (2000)
    */
   timeoutMs?: number;
+  /**
+   * Postgres: rewrite the tables purges touched (`VACUUM (FULL)`), at most
+   * once per `minIntervalMs`, so purged rows leave the table and index files;
+   * `false`: VACUUM only (./pg-rewrite.ts).
+   * @default DEFAULT_PURGE_REWRITE
+   */
+  purgeRewrite?: PgRewriteOptions | false;
   /** SQLite busy_timeout in ms (validated by createStorage). */
   sqliteBusyTimeoutMs?: number;
   logger?: Logger | undefined;
@@ -426,6 +436,8 @@ function openSqliteFile(
     // busy_timeout first: switching to WAL needs the lock another process may hold.
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     sqlite.pragma('journal_mode = WAL');
+    // The WAL bounded by the room its volume has (./sqlite-wal.ts).
+    boundWal(sqlite, filename);
     // Set, not assumed: better-sqlite3 is built with WAL defaulting to NORMAL,
     // which may lose the last commits on a power cut. A rotated refresh token or
     // a webhook's dedupe row that vanished would cost a reinstall or a replay.
@@ -468,6 +480,7 @@ function openSqlite(
   const lock = acquireFileLock(filename);
   const { withLock } = lock;
   const timeoutMs = options.timeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS;
+  const relieve = createFullDiskRelief(sqlite, filename, options.logger);
   /**
    * The in-process lock, bounded: statements block the event loop while
    * SQLite waits for another process's lock (busy_timeout), so callers queue
@@ -480,6 +493,7 @@ function openSqlite(
       if (timeoutMs > 0 && performance.now() - queued > timeoutMs) {
         throw deadlineError(what, timeoutMs);
       }
+      relieve.beforeWork();
       return fn();
     });
   }
@@ -492,7 +506,7 @@ function openSqlite(
       try {
         return await fn(inTx?.tx ?? db);
       } catch (err) {
-        throw storageError(what, err);
+        throw relieve.failed(storageError(what, err));
       }
     };
     return inTx ? call() : withLockBy(what, call);
@@ -521,7 +535,10 @@ function openSqlite(
   // Deliveries that arrive together share one COMMIT (see ./group-commit.ts).
   const group = createGroupCommit({
     withLock,
-    begin: () => exec('BEGIN IMMEDIATE'),
+    begin: () => {
+      relieve.beforeWork();
+      exec('BEGIN IMMEDIATE');
+    },
     commit: () => exec('COMMIT'),
     rollback: () => undo('ROLLBACK'),
     savepoint: (name) => exec(`SAVEPOINT ${name}`),
@@ -541,8 +558,9 @@ function openSqlite(
     },
     inTransaction: () => sqlite.open && sqlite.inTransaction,
     run: (body) => inTxContext(current, db, undefined, body),
-    memberError: (err) => (isUnavailableError(err) ? storageError('transaction', err) : err),
-    groupError: (err) => storageError('transaction', err),
+    memberError: (err) =>
+      relieve.failed(isUnavailableError(err) ? storageError('transaction', err) : err),
+    groupError: (err) => relieve.failed(storageError('transaction', err)),
     // A deferred foreign key (the app's schema may declare one) fails the COMMIT.
     memberMayHaveFailedCommit(err) {
       const code =
@@ -581,7 +599,7 @@ function openSqlite(
       } catch (err) {
         undo('ROLLBACK');
         // The app's own errors pass through; a database that became unavailable is a StorageError.
-        throw isUnavailableError(err) ? storageError('transaction', err) : err;
+        throw relieve.failed(isUnavailableError(err) ? storageError('transaction', err) : err);
       }
     });
   }
@@ -689,6 +707,10 @@ function openPostgres(
   }
 
   const guarded = guardTransactionConnections(pool);
+  const rewriter =
+    options.purgeRewrite === false
+      ? undefined
+      : createPgRewriter(pool, options.purgeRewrite ?? DEFAULT_PURGE_REWRITE, options.logger);
   const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> =>
     activeTx(current)
       ? driverTransaction(current, db, fn)
@@ -705,22 +727,27 @@ function openPostgres(
       if (tables.length === 0) return true;
       if (activeTx(current)) return false;
       // Dead tuples keep the purged rows readable until VACUUM; VACUUM cannot
-      // run in a transaction, so this runs after the purge commits.
+      // run in a transaction, so this runs after the purge commits. VACUUM
+      // frees their space but leaves their bytes in the files: the rewrite
+      // (./pg-rewrite.ts) removes those.
       const list = tables.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
-      try {
-        // Maintenance, not the request path: VACUUM may take longer than the deadline.
-        await pool.query({
-          text: `VACUUM ${list}`,
-          query_timeout: MAINTENANCE_TIMEOUT_MS,
-        } as unknown as pg.QueryConfig);
-        return true;
-      } catch (err) {
-        options.logger?.warn(
-          { event: 'purge.scrub_failed', errorCode: (err as { code?: unknown }).code },
-          'VACUUM after a purge failed; autovacuum will reclaim the rows later',
-        );
-        return false;
-      }
+      const vacuum = async () => {
+        try {
+          // Maintenance, not the request path: VACUUM may take longer than the deadline.
+          await pool.query({
+            text: `VACUUM ${list}`,
+            query_timeout: MAINTENANCE_TIMEOUT_MS,
+          } as unknown as pg.QueryConfig);
+          return true;
+        } catch (err) {
+          options.logger?.warn(
+            { event: 'purge.scrub_failed', errorCode: (err as { code?: unknown }).code },
+            'VACUUM after a purge failed; autovacuum will reclaim the rows later',
+          );
+          return false;
+        }
+      };
+      return rewriter ? rewriter.afterPurge(tables, vacuum) : vacuum();
     },
     async migrate() {
       // Its own connection without the request-path deadlines: a migration
@@ -756,6 +783,7 @@ function openPostgres(
       options.logger?.debug({ dialect: 'postgres' }, 'store-app-kit migrations applied');
     },
     async close() {
+      rewriter?.close();
       await pool.end();
     },
   };

@@ -10,6 +10,7 @@ import { type BuiltinStorageAdapter, createBuiltinAdapter } from './builtin.js';
 import type { StorageAdapter } from './contract.js';
 import { DEFAULT_STORAGE_TIMEOUT_MS } from './deadline.js';
 import { openAdapter } from './open.js';
+import { DEFAULT_PURGE_REWRITE } from './pg-rewrite.js';
 import { sealStorage } from './sealed.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';
@@ -62,6 +63,16 @@ export interface StorageOptions {
    * @default 2000
    */
   timeoutMs?: number;
+  /**
+   * Postgres: after purges, rewrite the tables they touched (`VACUUM (FULL)`:
+   * the purged rows' bytes leave the table and index files; VACUUM alone only
+   * marks their space free), at most once per `minIntervalMs` (the first purge
+   * after a quiet interval at once, a burst's together after it). The rewrite
+   * locks each table, readers included, while it copies it; `false` keeps
+   * VACUUM only (docs/security.md says what then stays). Ignored elsewhere.
+   * @default { minIntervalMs: 30000 }
+   */
+  purgeRewrite?: { minIntervalMs?: number } | false;
   /** SQLite settings (ignored for Postgres). */
   sqlite?: {
     /**
@@ -83,7 +94,10 @@ export interface StorageOptions {
  * StorageAdapter the kit seals (also what `store-app-kit/testing` runs).
  */
 export async function openBuiltinAdapter(
-  options: Pick<StorageOptions, 'databaseUrl' | 'pool' | 'sqlite' | 'logger' | 'timeoutMs'> & {
+  options: Pick<
+    StorageOptions,
+    'databaseUrl' | 'pool' | 'sqlite' | 'logger' | 'timeoutMs' | 'purgeRewrite'
+  > & {
     databaseUrl: string;
   },
 ): Promise<BuiltinStorageAdapter> {
@@ -107,8 +121,18 @@ export async function openBuiltinAdapter(
       'must be a whole number of milliseconds from 0 to 600000',
     );
   }
+  const rewrite = options.purgeRewrite;
+  const rewriteMs =
+    rewrite === false ? 0 : (rewrite?.minIntervalMs ?? DEFAULT_PURGE_REWRITE.minIntervalMs);
+  if (!Number.isInteger(rewriteMs) || rewriteMs < 0 || rewriteMs > 86_400_000) {
+    throw new ConfigError(
+      'storage.purgeRewrite.minIntervalMs',
+      'must be a whole number of milliseconds from 0 to 86400000',
+    );
+  }
   const dialect = await openAdapter(target, {
     pool: { max: maxPool },
+    purgeRewrite: options.purgeRewrite === false ? false : { minIntervalMs: rewriteMs },
     timeoutMs,
     sqliteBusyTimeoutMs: busyTimeoutMs,
     logger: options.logger,

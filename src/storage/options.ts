@@ -124,6 +124,35 @@ export const storageOptionsSchema = v.pipe(
      */
     timeoutMs: v.optional(integer(100, 600_000), 2000),
     /**
+     * Postgres: after purges, rewrite the tables they touched (`VACUUM (FULL)`),
+     * so the purged rows' bytes leave the table and index files (VACUUM alone
+     * only marks their space free). At most one rewrite per `minIntervalMs`: the
+     * first purge after a quiet interval is rewritten at once, the purges of a
+     * burst together after it. A rewrite locks its table, readers included,
+     * while it copies it (about 2 s for 100,000 installations here; minutes for tables of
+     * many GB: there, set `false` and rewrite off-peak, e.g. with pg_repack). `false`:
+     * VACUUM only; docs/security.md says what then stays. Ignored by SQLite
+     * (zeroed on delete) and MySQL (OPTIMIZE TABLE after each purge).
+     * @default { minIntervalMs: 600000 }
+     */
+    purgeRewrite: v.optional(
+      v.union(
+        [
+          v.literal(false),
+          v.strictObject({
+            /**
+             * The least time between two rewrites, in ms; 0 rewrites after every purge.
+             * @default 600000 (10 minutes: the purged bytes' longest stay, and at most six
+             * table locks an hour per instance)
+             */
+            minIntervalMs: v.optional(integer(0, 86_400_000), 600_000),
+          }),
+        ],
+        'must be false or { minIntervalMs }.',
+      ),
+      { minIntervalMs: 600_000 },
+    ),
+    /**
      * Postgres / MySQL pool settings (ignored for SQLite): `max`, the most connections
      * open at once (default 10).
      */
@@ -146,6 +175,7 @@ export const storageOptionsSchema = v.pipe(
       migrate: o.migrate,
       poolMax: o.pool.max,
       timeoutMs: o.timeoutMs,
+      purgeRewrite: o.purgeRewrite,
       adapter: o.adapter,
     }),
   ),
@@ -163,6 +193,8 @@ export interface ResolvedStorageOptions {
   poolMax: number;
   /** Deadline of one storage operation, in ms. */
   timeoutMs: number;
+  /** Postgres: the rewrite of purged tables, or false for VACUUM only. */
+  purgeRewrite: { minIntervalMs: number } | false;
   /** The app's own adapter; undefined for the built-in storage. */
   adapter: StorageAdapter | undefined;
 }

@@ -62,8 +62,10 @@ export function createWebhooks(deps: {
    */
   outbox?: PurgeOutbox;
   logger?: MinimalLogger;
-  /** Current time in Unix seconds (tests). */
+  /** The platform's time in Unix seconds (see WebhookCoreDeps.nowSeconds). */
   nowSeconds?: () => number;
+  /** Read the platform's clock again (see WebhookCoreDeps.resyncClock). */
+  resyncClock?: () => Promise<boolean>;
   /**
    * The pool the delivery records share, on Postgres/MySQL: records are then
    * admitted at most `poolMax` at a time, waiting at most
@@ -129,6 +131,7 @@ export function createWebhooks(deps: {
     process: processTracked,
     ...(logger ? { logger } : {}),
     ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
+    ...(deps.resyncClock ? { resyncClock: deps.resyncClock } : {}),
   });
   const api: WebhookRegistry = {
     on: registry.on.bind(registry) as WebhookRegistry['on'],

@@ -325,6 +325,20 @@ describe('DATABASE_URL', () => {
     expect(err.message).not.toContain('pw@');
   });
 
+  it('storage.purgeRewrite: a rewrite every 30 s by default, false or another interval, a bad one named at start', () => {
+    expect(resolveConfig({}, ENV).storage.purgeRewrite).toEqual({ minIntervalMs: 600_000 });
+    expect(resolveConfig({ storage: { purgeRewrite: false } }, ENV).storage.purgeRewrite).toBe(
+      false,
+    );
+    expect(
+      resolveConfig({ storage: { purgeRewrite: { minIntervalMs: 0 } } }, ENV).storage.purgeRewrite,
+    ).toEqual({ minIntervalMs: 0 });
+    const err = problem(() =>
+      resolveConfig({ storage: { purgeRewrite: { minIntervalMs: -1 } } }, ENV),
+    );
+    expect(settings(err).join()).toMatch(/^storage\.purgeRewrite/);
+  });
+
   it('names storage.databaseUrl when the option holds it', () => {
     const err = problem(() => resolveConfig({ storage: { databaseUrl: 'postgres//db/app' } }, ENV));
     expect(err.setting).toBe('storage.databaseUrl');

@@ -17,6 +17,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/crypto/index.js';
 import { createStorage, type Storage } from '../../src/storage/index.js';
+import { countFound, postgresTableFiles } from '../helpers/data-files.js';
 import { createTempDatabase, type TempDatabase } from '../helpers/postgres.js';
 
 const ROWS = 2000;
@@ -137,6 +138,64 @@ describe('no dead tuples left after a purge (Postgres)', () => {
       expect(result.counts['app_notes']).toBe(ROWS);
       expect(await dead('app_notes')).toBe(0);
       expect(await dead('store_app_installations')).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
+describe('no purged bytes in the Postgres files after a purge and a CHECKPOINT', () => {
+  let db: TempDatabase | undefined;
+  let storage: Storage | undefined;
+  afterAll(async () => {
+    await storage?.close();
+    await db?.drop();
+  });
+
+  const notes = pgTable('app_notes', {
+    id: serial('id').primaryKey(),
+    storeId: pgText('store_id').notNull(),
+    body: pgText('body').notNull(),
+  });
+
+  it('the purge rewrites the tables it touched: its store id is in no heap, TOAST or index file', async () => {
+    db = await createTempDatabase('sak_purge_heap');
+    storage = await createStorage({
+      databaseUrl: db.url,
+      encryptionKeys: [generateKey()],
+      // The first purge rewrites at once, unless a transaction older than it is
+      // open anywhere on the shared server: then the next turn, 200 ms on.
+      purgeRewrite: { minIntervalMs: 200 },
+    });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(
+        'CREATE TABLE app_notes (id serial PRIMARY KEY, store_id text NOT NULL, body text NOT NULL)',
+      );
+      await client.query('CREATE INDEX app_notes_store_id_idx ON app_notes (store_id)');
+      const tables = ['store_app_installations', 'app_notes'];
+      for (const t of tables)
+        await client.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
+      // Rows of both stores interleaved: they share pages, so no page empties whole.
+      const gone = `gone-${randomUUID()}`;
+      const kept = `kept-${randomUUID()}`;
+      for (const id of [gone, kept]) await storage.installations.upsert(id, tokens(id));
+      await client.query(
+        `INSERT INTO app_notes (store_id, body) SELECT CASE WHEN g % 2 = 0 THEN $1 ELSE $2 END, 'note ' || g FROM generate_series(1, ${ROWS}) g`,
+        [gone, kept],
+      );
+      expect(countFound(await postgresTableFiles(client, tables), [gone])).toBe(1);
+
+      const result = await storage.purge(gone, { tables: [notes] });
+      expect(result).toMatchObject({ purged: true });
+      const end = Date.now() + 20_000;
+      while (countFound(await postgresTableFiles(client, tables), [gone]) > 0 && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const files = await postgresTableFiles(client, tables);
+      expect(countFound(files, [gone])).toBe(0);
+      expect(countFound(files, [kept])).toBe(1);
     } finally {
       await client.end();
     }

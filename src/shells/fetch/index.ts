@@ -40,6 +40,12 @@ export interface FetchShellDeps {
   sessionStore: KitSessionStore;
   /** The core's `authenticate` (bearer, launch, cookie session). */
   authenticate(req: CoreRequest): Promise<AuthDecision>;
+  /**
+   * Its in-memory form (`createMemoryAuthenticate`): a bearer token verified before,
+   * for a store whose installation is in memory, by the same rules; undefined sends
+   * the request down the full path.
+   */
+  fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
   /** The kit's header set, or undefined when `securityHeaders.enabled` is false. */
   headerSet: HeaderSet | undefined;
   /** The launch token's query parameter, dropped from the URL a launch redirects to. */
@@ -89,6 +95,30 @@ function relativePath(pathname: string, appPath: string): string | undefined {
   return rest.startsWith('/') ? rest : undefined;
 }
 
+/** A path made only of these is read from `Request.url` as it stands (no parse). */
+const PLAIN_PATH = /^\/[A-Za-z0-9_~/-]*$/;
+/** What an authority cannot hold (the URL is not a serialisation): the parser decides. */
+const NOT_AUTHORITY = /[?#\\]/;
+
+/**
+ * The path of a request's URL: `new URL(url).pathname`, without parsing the URL on
+ * every request of the app. `Request.url` is already the URL parser's serialisation,
+ * where the path runs from the first `/` after `scheme://host` to `?` or `#`; a path
+ * with anything but letters, digits, `_~-/` (percent-escapes, dot segments, a
+ * backslash) or a URL of another shape goes through the parser.
+ */
+export function pathnameOf(url: string): string {
+  const from = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : -1;
+  const slash = from === -1 ? -1 : url.indexOf('/', from);
+  if (slash !== -1) {
+    let end = url.indexOf('?', slash);
+    if (end === -1) end = url.indexOf('#', slash);
+    const path = end === -1 ? url.slice(slash) : url.slice(slash, end);
+    if (PLAIN_PATH.test(path) && !NOT_AUTHORITY.test(url.slice(from, slash))) return path;
+  }
+  return new URL(url).pathname;
+}
+
 /** Builds the Fetch shell over the kit's route table. */
 export function createFetchShell(deps: FetchShellDeps): FetchShell {
   const sessions = createBrowserSessions(deps.session, deps.sessionStore);
@@ -136,8 +166,7 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
 
   return {
     async fetch(request, options = {}) {
-      const pathname = new URL(request.url).pathname;
-      const path = relativePath(pathname, deps.appPath);
+      const path = relativePath(pathnameOf(request.url), deps.appPath);
       const match =
         path === undefined ? undefined : deps.routes.match(request.method.toUpperCase(), path);
       if (!match) return null;
@@ -158,6 +187,10 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
       }
     },
     async authenticate(request, options = {}) {
+      // An embedded page's API calls: a bearer token seen before, answered from memory
+      // without building a core request or its session (as `kit.authenticated()` does).
+      const known = deps.fromMemory(request.headers.get('authorization') ?? undefined);
+      if (known !== undefined) return known;
       const { core, cookies } = coreOf(request, options);
       let decision: AuthDecision;
       try {
