@@ -24,7 +24,21 @@ import { installationHasScopes } from './oauth/scopes.js';
 import type { PurgeFunction } from './purge/index.js';
 import { createExpressShell, type ExpressShell } from './shells/express/index.js';
 import type { AuthenticatedHandler, KitRouter } from './shells/express/types.js';
-import { createFetchShell, type FetchOptions, type FetchShell } from './shells/fetch/index.js';
+import {
+  createFetchShell,
+  type FetchHandler,
+  type FetchOptions,
+  type FetchShell,
+} from './shells/fetch/index.js';
+import {
+  onSignals,
+  type ShutdownCallOptions,
+  type ShutdownOnSignalsOptions,
+  type ShutdownResult,
+  shutdownOptionsOf,
+  shutdownSequence,
+  watchServer,
+} from './shutdown/index.js';
 import type { StorageAdapter } from './storage/contract.js';
 import type {
   AnyDrizzle,
@@ -139,7 +153,35 @@ interface StoreAppKitBase {
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   /** The kit's logger (redacting); children per request are at `res.locals.log`. */
   logger: Logger;
-  /** Stops background work and closes the database. */
+  /**
+   * Stops the instance without failing what it accepted (docs/operations.md):
+   * health answers 503 "draining", answers carry `Connection: close` and idle
+   * keep-alive sockets close, `server` (a Node `http.Server`) stops accepting
+   * (or `stop()` on Bun and Deno), accepted requests and acknowledged webhook work
+   * finish, background loops stop, storage closes; within `deadlineMs`
+   * (`storeApp({ shutdown })`, default 8 s), after which what still runs is cut.
+   * Resolves with what happened; calling it again returns the same promise.
+   */
+  shutdown(options?: ShutdownCallOptions): Promise<ShutdownResult>;
+  /**
+   * `kit.shutdown(options)` on SIGTERM and SIGINT, then `process.exit` (0, or 1
+   * when something was cut). Call it when the server starts: from then on the
+   * server's requests are counted in flight, and those under way when the
+   * signal comes get `Connection: close` too. Returns a function that removes
+   * the signal handlers.
+   */
+  shutdownOnSignals(options?: ShutdownOnSignalsOptions): () => void;
+  /**
+   * Your Fetch handler (Bun.serve, Deno.serve, Hono), counted in flight until it
+   * returns its `Response`, so `kit.shutdown()` waits for it; while the kit
+   * drains its answers carry `Connection: close`.
+   * `Bun.serve({ fetch: kit.track(app.fetch) })`.
+   */
+  track<A extends unknown[]>(handler: FetchHandler<A>): FetchHandler<A>;
+  /**
+   * Stops background work and closes the database at once, whatever is in
+   * flight: prefer `kit.shutdown()` for a running server.
+   */
   close(): Promise<void>;
 }
 
@@ -224,6 +266,7 @@ function expressShellOf(s: KitServices): ExpressShell {
     authenticate: s.authenticate,
     fromMemory: s.fromMemory,
     launchWatch: s.api.launchWatch,
+    drain: s.drain,
   });
 }
 
@@ -240,7 +283,42 @@ function fetchShellOf(s: KitServices): FetchShell {
     launchParam: s.api.launch?.param,
     noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,
     logger: s.logger,
+    drain: s.drain,
   });
+}
+
+/** `kit.shutdown()` and `kit.shutdownOnSignals()` over the composition: one shutdown per kit. */
+function shutdownOf(s: KitServices) {
+  let running: Promise<ShutdownResult> | undefined;
+  const shutdown = (o: ShutdownCallOptions = {}): Promise<ShutdownResult> => {
+    if (running) return running;
+    let options: ReturnType<typeof shutdownOptionsOf>;
+    try {
+      // Validated before anything starts: a wrong deadline rejects here, not mid-shutdown.
+      options = shutdownOptionsOf(s.config.shutdown, o);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    running = shutdownSequence({
+      drain: s.drain,
+      closeKit: () => s.close(),
+      logger: s.logger,
+      options,
+      server: o.server,
+      stop: o.stop,
+    });
+    return running;
+  };
+  const shutdownOnSignals = (o: ShutdownOnSignalsOptions = {}): (() => void) => {
+    const options = shutdownOptionsOf(s.config.shutdown, o);
+    if (o.server) watchServer(o.server, s.drain);
+    return onSignals(() => shutdown(o), {
+      signals: o.signals ?? ['SIGTERM', 'SIGINT'],
+      exit: o.exit ?? true,
+      deadlineMs: options.deadlineMs,
+    });
+  };
+  return { shutdown, shutdownOnSignals };
 }
 
 /**
@@ -293,6 +371,8 @@ export async function createKit(
     db: s.storage.db,
     transaction: (fn) => s.storage.transaction(fn),
     logger: s.logger,
+    ...shutdownOf(s),
+    track: (handler) => fetchShellNow().track(handler),
     close: () => s.close(),
   };
   registerInternals(kit, { storage: s.storage, config: s.config });

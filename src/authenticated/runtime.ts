@@ -153,6 +153,10 @@ export function createApiRuntime(
     launchWatch,
     launch,
     start: () => tokens.startSweep(),
-    close: () => tokens.stopSweep(),
+    async close() {
+      await tokens.stopSweep();
+      // Pairs the platform rotated but the database refused: one last write before storage closes.
+      await tokens.flushPendingWrites();
+    },
   };
 }

@@ -21,6 +21,7 @@ import {
 import { type ApiRuntime, createApiRuntime } from '../authenticated/runtime.js';
 import { createPlatformClock, type PlatformClock } from '../client/platform-clock.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from '../config/index.js';
+import { createDrain, type Drain } from '../core/drain.js';
 import type { CoreRequest } from '../core/http.js';
 import type { KitRoutes } from '../core/routes.js';
 import {
@@ -75,7 +76,16 @@ export interface KitServices {
   pageFraming: string | undefined;
   /** The app URL's path, without a trailing slash (`''` at the root). */
   appPath: string;
-  /** Stops background work and closes the database (reverse order of building). */
+  /**
+   * The drain state: shutting down or not, requests and acknowledged work in
+   * flight (both shells feed it; health reads it).
+   */
+  drain: Drain;
+  /**
+   * Starts draining, then stops background work, stores refreshed tokens still
+   * waiting and closes the database (reverse order of building). The shutdown
+   * (src/shutdown/) calls it once accepted requests finished.
+   */
   close(): Promise<void>;
 }
 
@@ -160,9 +170,12 @@ function webhookProcessing(
   storage: Storage,
   lifecycle: { purge: PurgeFunction; outbox: PurgeOutbox },
   platformClock: PlatformClock,
+  drain: Drain,
 ): KitWebhooks {
   return createWebhooks({
     storage,
+    // A delivery answered 202 still runs: a shutdown waits for it before storage closes.
+    track: (work) => drain.track(work),
     options: config.webhooks,
     // Delivery timestamps are the platform's: compared in its clock.
     nowSeconds: () => Math.floor(platformClock.now() / 1000),
@@ -186,13 +199,19 @@ function webhookProcessing(
  * The health report. Each probe writes a new short-lived claim row (pruned with the
  * other expired claims): a full disk or a read-only database fails it while reads work.
  */
-function healthCheck(config: ResolvedConfig, storage: Storage, api: ApiRuntime): HealthCheck {
+function healthCheck(
+  config: ResolvedConfig,
+  storage: Storage,
+  api: ApiRuntime,
+  drain: Drain,
+): HealthCheck {
   const probeId = randomUUID();
   let probes = 0;
   return createHealthCheck({
     pendingPurges: storage.pendingPurges,
     lastRefreshFailure: () => api.tokens.lastRefreshFailure(),
     pendingTokenWrites: () => api.tokens.pendingWrites(),
+    draining: () => drain.draining(),
     writeProbe: () =>
       storage.claimOnce(
         HEALTH_PROBE_NAMESPACE,
@@ -235,6 +254,7 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
   const logger = createKitLogger(config.logger);
   warnAtStart(config, logger);
   const closers: Array<() => Promise<void> | void> = [];
+  const drain = createDrain();
   const storage = await openStorage(config, logger);
   closers.push(() => storage.close());
   const platformClock = platformClockOf(config);
@@ -249,8 +269,8 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
   closers.push(() => lifecycle.grants.close());
   lifecycle.outbox.start();
   closers.push(() => lifecycle.outbox.close());
-  const webhooks = webhookProcessing(config, logger, storage, lifecycle, platformClock);
-  const health = healthCheck(config, storage, api);
+  const webhooks = webhookProcessing(config, logger, storage, lifecycle, platformClock, drain);
+  const health = healthCheck(config, storage, api, drain);
   const frameAncestors = pageFrameAncestors(config);
   const install = createInstallContext({
     config,
@@ -282,7 +302,9 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
     headerSet: headerSetOf(config),
     pageFraming,
     appPath: new URL(config.appUrl).pathname.replace(/\/+$/, ''),
+    drain,
     async close() {
+      drain.begin();
       for (const close of closers.reverse()) await close();
       closers.length = 0;
     },

@@ -45,7 +45,11 @@ export interface PurgeOutbox {
   list(): Promise<PendingPurge[]>;
   /** Resume pending purges now and keep working them (an unref'd timer). Idempotent. */
   start(): void;
-  /** Stop the timer and wait for running attempts. */
+  /**
+   * Stop the timer and wait for running attempts; leased entries still waiting
+   * for a slot are not started (their lease ends and the outbox of another
+   * instance, or of the next start, works them).
+   */
   close(): Promise<void>;
 }
 
@@ -195,6 +199,9 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     const stop = keepLease(entry);
     const release = slot ?? (await slots.acquire());
     try {
+      // Closing (a shutdown): a purge that has not started is left to the outbox;
+      // its lease ends within leaseMs and another instance (or the next start) works it.
+      if (closed && slot === undefined) return false;
       return await attemptLeased(entry, release);
     } finally {
       release();

@@ -94,6 +94,12 @@ export interface TokenManager extends TokenSource {
   /** Start the background sweep (an unref'd interval). Idempotent. */
   startSweep(): void;
   stopSweep(): Promise<void>;
+  /**
+   * Writes every refreshed pair still waiting once more (a shutdown, before
+   * storage closes); resolves with how many could not be stored (lost with the
+   * process: another one refreshes within the platform's grace period).
+   */
+  flushPendingWrites(): Promise<number>;
   /** The last refresh in this process that failed (time and error code), or null. */
   lastRefreshFailure(): RefreshFailure | null;
   /** Refreshed token pairs kept in memory because storing them failed (retried until stored). */
@@ -288,6 +294,17 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     cachedInstallation,
     lastRefreshFailure: () => lastFailure,
     pendingWrites: () => pending.size(),
+    async flushPendingWrites() {
+      if (pending.size() === 0) return 0;
+      const left = await pending.flushAll();
+      if (left > 0) {
+        logger?.error(
+          { event: 'refresh.pending_lost', pairs: left },
+          'Refreshed tokens could not be stored before the kit closed; another instance refreshes these stores again within the platform grace period.',
+        );
+      }
+      return left;
+    },
     async getAccessToken(storeId, signal) {
       return (await getInstallation(storeId, signal)).accessToken;
     },

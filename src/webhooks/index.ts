@@ -73,6 +73,12 @@ export function createWebhooks(deps: {
    * (SQLite, whose deliveries share one COMMIT; custom adapters)
    */
   recordPool?: { poolMax: number; storageTimeoutMs: number };
+  /**
+   * Hands each delivery's processing to whoever must wait for it: a delivery
+   * answered 202 keeps running, and a shutdown finishes it before storage
+   * closes (src/core/drain.ts). @default none
+   */
+  track?: <T>(work: Promise<T>) => Promise<T>;
 }): KitWebhooks {
   const { storage, options, purge, logger } = deps;
   const registry = createWebhookRegistry();
@@ -116,9 +122,13 @@ export function createWebhooks(deps: {
     }
     return outcome;
   };
+  const track = deps.track;
+  const processTracked: WebhookProcessor = track
+    ? (event) => track(processAndPrune(event))
+    : processAndPrune;
   const handler = createWebhookCore({
     options,
-    process: processAndPrune,
+    process: processTracked,
     ...(logger ? { logger } : {}),
     ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
     ...(deps.resyncClock ? { resyncClock: deps.resyncClock } : {}),
@@ -127,5 +137,5 @@ export function createWebhooks(deps: {
     on: registry.on.bind(registry) as WebhookRegistry['on'],
     topics: registry.topics.bind(registry),
   };
-  return { api, handler, process: processAndPrune, path: options.path };
+  return { api, handler, process: processTracked, path: options.path };
 }

@@ -349,7 +349,7 @@ describe('source layers', () => {
     ['options', 'crypto', 'background', 'core', 'openapi'],
     ['oauth', 'http', 'storage', 'client'],
     ['refresh', 'purge'],
-    ['grant', 'health', 'webhooks', 'install'],
+    ['grant', 'health', 'webhooks', 'install', 'shutdown'],
     ['authenticated'],
     ['shells/express', 'shells/fetch'],
     ['config'],

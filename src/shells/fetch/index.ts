@@ -10,6 +10,7 @@ import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index
 import { isBearerRequest } from '../../core/bearer.js';
 import { createBrowserSessions } from '../../core/browser-session.js';
 import { readCookie } from '../../core/cookies.js';
+import type { Drain } from '../../core/drain.js';
 import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
 import type { KitRoutes } from '../../core/routes.js';
 import { applyHeaderSet, type HeaderSet } from '../../core/security-headers.js';
@@ -52,7 +53,15 @@ export interface FetchShellDeps {
   /** Said once when a request reaches the kit without a client address. */
   noAddressWarning: string;
   logger: Logger;
+  /** The composition's drain state: requests counted in flight, `Connection: close` while draining. */
+  drain: Drain;
 }
+
+/** A Fetch handler as Bun, Deno, Hono and the Node adapters call it. */
+export type FetchHandler<A extends unknown[]> = (
+  request: Request,
+  ...rest: A
+) => Response | Promise<Response>;
 
 export interface FetchShell {
   /** The kit's answer to `request`, or null when it is not a kit route. */
@@ -65,6 +74,11 @@ export interface FetchShell {
   authenticate(request: Request, options?: FetchOptions): Promise<AuthenticatedStore | Response>;
   /** `response` with the kit's header set added (the app's own headers kept). */
   secureResponse(request: Request, response: Response): Response;
+  /**
+   * `handler` counted in flight until its `Response` is returned (a shutdown
+   * waits for it), answering with `Connection: close` while the kit drains.
+   */
+  track<A extends unknown[]>(handler: FetchHandler<A>): FetchHandler<A>;
 }
 
 const INTERNAL = () =>
@@ -130,6 +144,20 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     return response;
   }
 
+  /** While draining, the answer tells the client to take its next request elsewhere. */
+  function closing(response: Response): Response {
+    if (!deps.drain.draining()) return response;
+    try {
+      response.headers.set('connection', 'close');
+      return response;
+    } catch {
+      // Immutable headers (a Response from fetch(), Response.redirect): a copy takes them.
+      const copy = new Response(response.body, response);
+      copy.headers.set('connection', 'close');
+      return copy;
+    }
+  }
+
   function warnNoAddress(options: FetchOptions): void {
     if (warnedNoAddress || options.remoteAddress !== undefined) return;
     warnedNoAddress = true;
@@ -145,14 +173,17 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
       warnNoAddress(options);
       const { core, cookies } = coreOf(request, options, path);
       const browser = match.route.audience === 'browser';
+      const leave = deps.drain.enterRequest();
       try {
         const r = await deps.routes.run(match)(core);
         r.cookies.push(...cookies);
-        return answer(request, r, browser);
+        return closing(answer(request, r, browser));
       } catch (err) {
         // No stack or message of ours reaches the client: the log has it.
         logger.error({ err, route: match.route.id }, 'kit route failed');
-        return answer(request, INTERNAL(), browser);
+        return closing(answer(request, INTERNAL(), browser));
+      } finally {
+        leave();
       }
     },
     async authenticate(request, options = {}) {
@@ -193,6 +224,16 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
         applyHeaderSet(copy.headers, headerSet, bearer);
         return copy;
       }
+    },
+    track(handler) {
+      return async function storeAppTracked(request, ...rest) {
+        const leave = deps.drain.enterRequest();
+        try {
+          return closing(await handler(request, ...rest));
+        } finally {
+          leave();
+        }
+      };
     },
   };
 }
