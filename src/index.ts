@@ -103,7 +103,13 @@ export type { RefreshOptions } from './refresh/options.js';
 export { EXPRESS_UNSUPPORTED, ExpressVersionError } from './shells/express/express-version.js';
 // storeApp() imports the kit's HTTP and storage graph when called (src/store-app.ts).
 export type { SecurityHeadersOptions } from './shells/express/options.js';
-export type { FetchOptions } from './shells/fetch/index.js';
+export type { FetchHandler, FetchOptions } from './shells/fetch/index.js';
+export type {
+  ShutdownCallOptions,
+  ShutdownOnSignalsOptions,
+  ShutdownOptions,
+  ShutdownResult,
+} from './shutdown/index.js';
 export type { Installation, PendingPurge, PurgeCounts, PurgeResult } from './storage/types.js';
 export { storeApp } from './store-app.js';
 // Webhook values from their leaf modules: the webhooks index also loads the

@@ -33,6 +33,7 @@ function expressShellOf(s: KitServices): ExpressShell {
     authenticate: s.authenticate,
     fromMemory: s.fromMemory,
     launchWatch: s.api.launchWatch,
+    drain: s.drain,
   });
 }
 

@@ -447,8 +447,12 @@ if (selected('route')) {
 if (selected('hono-route')) {
   const hono = await startSide('hono');
   const bare = await startSide('honoBare');
+  // Before: the baseline build mounted as its docs showed (two middlewares, c.res reassigned).
   const before = BASELINE
-    ? await startSide('hono', { BENCH_KIT_DIST: join(BASELINE, 'dist') })
+    ? await startSide('hono', {
+        BENCH_KIT_DIST: join(BASELINE, 'dist'),
+        BENCH_VARIANT: 'hono-main-mount',
+      })
     : undefined;
   const headers = (side) =>
     side.info.honoSecure
@@ -487,7 +491,7 @@ if (selected('hono-route')) {
         ...(before
           ? [
               [
-                `  before (${BASELINE}): the same Hono route, ${connections} conn (req/s) vs bare Hono`,
+                `  before (${BASELINE}, mounted as its docs showed): the same Hono route, ${connections} conn (req/s) vs bare Hono`,
                 'before',
                 'bare',
                 '>=0.85',

@@ -240,27 +240,52 @@ async function honoListenable(app) {
   return { listen: (port, host, cb) => server.listen(port, host, () => cb()) && server };
 }
 
-/** The kit mounted as docs/runtimes.md and templates/hono do. */
+/**
+ * The kit mounted as docs/runtimes.md and templates/hono do: one middleware, kit.fetch
+ * first (with the socket's address), then the app's route, whose answer gets the kit's
+ * header set in place (kit.secureResponse). GET /api/data behind kit.authenticate.
+ * BENCH_VARIANT on this side:
+ *   hono-main-mount         as docs/runtimes.md showed before issue 31's speed work: two
+ *                           middlewares, `c.res = kit.secureResponse(…)` (Hono copies a
+ *                           Response assigned to c.res, its body through a stream)
+ *   hono-no-secure          no kit.secureResponse
+ *   hono-fetch-only         kit.fetch and kit.secureResponse, the bare handler (no kit.authenticate)
+ *   hono-authenticate-only  no kit.fetch
+ * A build without kit.secureResponse (before issue 31) is measured without the header set.
+ */
 async function startHonoKit(kit) {
   const { Hono } = await import('hono');
   const app = new Hono();
-  // Whether the kit applies its header set to app routes (kit.secureResponse, issue 31);
-  // a build without it measures the route without the headers.
-  const secure = typeof kit.secureResponse === 'function';
-  app.use('*', async (c, next) => {
-    const answered = await kit.fetch(c.req.raw, {
-      remoteAddress: c.env.incoming.socket.remoteAddress,
-    });
-    if (answered) return answered;
-    await next();
-  });
-  if (secure) {
+  const secure = typeof kit.secureResponse === 'function' && VARIANT !== 'hono-no-secure';
+  const fetchFirst = VARIANT !== 'hono-authenticate-only';
+  const remoteAddress = (c) => ({ remoteAddress: c.env.incoming.socket.remoteAddress });
+  if (VARIANT === 'hono-main-mount') {
     app.use('*', async (c, next) => {
+      const answered = await kit.fetch(c.req.raw, remoteAddress(c));
+      if (answered) return answered;
       await next();
-      c.res = kit.secureResponse(c.req.raw, c.res);
+    });
+    if (secure) {
+      app.use('*', async (c, next) => {
+        await next();
+        c.res = kit.secureResponse(c.req.raw, c.res);
+      });
+    }
+  } else {
+    app.use('*', async (c, next) => {
+      if (fetchFirst) {
+        const answered = await kit.fetch(c.req.raw, remoteAddress(c));
+        if (answered) return answered;
+      }
+      await next();
+      if (secure) {
+        const secured = kit.secureResponse(c.req.raw, c.res);
+        if (secured !== c.res) c.res = secured;
+      }
     });
   }
   app.get('/api/data', async (c) => {
+    if (VARIANT === 'hono-fetch-only') return c.json({ storeId: HONO_BARE_ID, ok: true });
     const store = await kit.authenticate(c.req.raw);
     if (store instanceof Response) return store;
     return c.json({ storeId: store.storeId, ok: true });
@@ -268,9 +293,26 @@ async function startHonoKit(kit) {
   return { app: await honoListenable(app), secure };
 }
 
+/**
+ * Bare Hono. BENCH_VARIANT on this side, to see what the kit's mount costs without the kit:
+ *   hono-bare-middleware  one pass-through async middleware (the shape of the kit's mount)
+ *   hono-bare-headers     that middleware setting, after next(), the headers the kit's set
+ *                         gives a bearer request (HSTS, nosniff, Vary) on c.res.headers
+ */
 async function startHonoBare() {
   const { Hono } = await import('hono');
   const app = new Hono();
+  if (VARIANT === 'hono-bare-middleware' || VARIANT === 'hono-bare-headers') {
+    app.use('*', async (c, next) => {
+      await next();
+      if (VARIANT === 'hono-bare-headers') {
+        const h = c.res.headers;
+        h.set('strict-transport-security', 'max-age=31536000; includeSubDomains');
+        h.set('x-content-type-options', 'nosniff');
+        h.set('vary', 'Authorization');
+      }
+    });
+  }
   app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));
   return honoListenable(app);
 }

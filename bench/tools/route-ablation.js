@@ -5,6 +5,8 @@
 // paired ratios against bare Express.
 //   npm run build && node bench/tools/route-ablation.js [rounds] [connections,...] [variant,...]
 // (variants by name as printed; bare and kit always run)
+// BENCH_ABLATION=hono: the Fetch shell's route on Hono and its variants against bare Hono
+// (docs/benchmarks.md, "The Fetch shell's route after issue 31's speed work").
 // BENCH_BASELINE=<dir> adds "kit, baseline build": <dir>/bench/peers/server.js,
 // i.e. a copy of an earlier build's dist/ and bench/ (with node_modules linked),
 // so before and after are measured in the same rounds.
@@ -19,22 +21,41 @@ import { requestBytes, socketLoad } from './socket-load.js';
 const [roundsArg = '8', connectionsArg = '16,50', only] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
-const variants = {
-  bare: ['bare', ''],
-  'bare + security headers': ['bare', 'security-headers'],
-  'bare + nested Router': ['bare', 'nested-router'],
-  'bare + AsyncLocalStorage in use': ['bare', 'async-local-storage'],
-  'bare + ~9 MB more live heap': ['bare', 'larger-heap'],
-  "bare + a Router shaped like the kit's": ['bare', 'kit-shaped-router'],
-  "bare + the kit's request logger": ['bare', 'request-logger'],
-  "bare + the kit's launch watch": ['bare', 'launch-watch'],
-  'kit.authenticated() only': ['kit', 'authenticated-only'],
-  'kit.middleware() only': ['kit', 'middleware-only'],
-  'kit without security headers': ['kit', 'no-security-headers'],
-  kit: ['kit', ''],
+const hono = process.env.BENCH_ABLATION === 'hono';
+// BENCH_ABLATION=hono: the Fetch shell on Hono (bench/peers/server.js `hono` side) against bare Hono.
+const honoVariants = {
+  bare: ['honoBare', ''],
+  'bare + one pass-through middleware': ['honoBare', 'hono-bare-middleware'],
+  'bare + that middleware setting HSTS nosniff and Vary': ['honoBare', 'hono-bare-headers'],
+  'bare + AsyncLocalStorage in use': ['honoBare', 'async-local-storage'],
+  'bare + ~9 MB more live heap': ['honoBare', 'larger-heap'],
+  'kit.fetch only (no kit.authenticate)': ['hono', 'hono-fetch-only'],
+  'kit.authenticate only (no kit.fetch)': ['hono', 'hono-authenticate-only'],
+  'kit without kit.secureResponse': ['hono', 'hono-no-secure'],
+  'kit, mounted as before (two middlewares, c.res reassigned)': ['hono', 'hono-main-mount'],
+  kit: ['hono', ''],
 };
+const variants = hono
+  ? honoVariants
+  : {
+      bare: ['bare', ''],
+      'bare + security headers': ['bare', 'security-headers'],
+      'bare + nested Router': ['bare', 'nested-router'],
+      'bare + AsyncLocalStorage in use': ['bare', 'async-local-storage'],
+      'bare + ~9 MB more live heap': ['bare', 'larger-heap'],
+      "bare + a Router shaped like the kit's": ['bare', 'kit-shaped-router'],
+      "bare + the kit's request logger": ['bare', 'request-logger'],
+      "bare + the kit's launch watch": ['bare', 'launch-watch'],
+      'kit.authenticated() only': ['kit', 'authenticated-only'],
+      'kit.middleware() only': ['kit', 'middleware-only'],
+      'kit without security headers': ['kit', 'no-security-headers'],
+      kit: ['kit', ''],
+    };
 if (process.env.BENCH_BASELINE)
-  variants['kit, baseline build'] = ['kit', '', process.env.BENCH_BASELINE];
+  variants['kit, baseline build'] = [hono ? 'hono' : 'kit', '', process.env.BENCH_BASELINE];
+// The baseline's kit code under this checkout's mount (bench/peers/server.js with its dist/).
+if (process.env.BENCH_BASELINE && hono)
+  variants['kit, baseline build, this mount'] = ['hono', '', undefined, process.env.BENCH_BASELINE];
 const sides = {};
 // A variant that fails must not leave the others running.
 process.on('exit', () => {
@@ -42,8 +63,8 @@ process.on('exit', () => {
 });
 const wanted = (name) =>
   !only || name === 'bare' || name === 'kit' || only.split(',').includes(name);
-for (const [name, [side, variant, root]] of Object.entries(variants)) {
-  if (!wanted(name) && root === undefined) continue;
+for (const [name, [side, variant, root, dist]] of Object.entries(variants)) {
+  if (!wanted(name) && root === undefined && dist === undefined) continue;
   const server = root
     ? join(root, 'bench', 'peers', 'server.js')
     : join(here, '..', 'peers', 'server.js');
@@ -55,6 +76,7 @@ for (const [name, [side, variant, root]] of Object.entries(variants)) {
       BENCH_SIDES: side,
       BENCH_STORES: '1000',
       BENCH_VARIANT: variant,
+      ...(dist ? { BENCH_KIT_DIST: join(dist, 'dist') } : {}),
     },
     // stdout ignored: the kit's warning that the headers are off is that variant's point.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

@@ -7,6 +7,7 @@ import { NotInstalledError } from '../client/errors.js';
 import { createClientFactory } from '../client/factory.js';
 import type { StoreApiClient } from '../client/index.js';
 import type { ResolvedClientOptions } from '../client/options.js';
+import type { PlatformClock } from '../client/platform-clock.js';
 import type { ResolvedHttpOptions } from '../http/options.js';
 import type { ResolvedAuthRouteOptions } from '../install/options.js';
 import type { ResolvedOAuthOptions } from '../oauth/options.js';
@@ -67,15 +68,19 @@ export function createApiRuntime(
     logger?: RuntimeLogger;
     /** @default globalThis.fetch */
     fetch?: typeof fetch;
+    /** The platform's clock (token expiries), fed by the token endpoint's and the API's answers. */
+    platformClock?: PlatformClock;
   },
 ): ApiRuntime {
+  const { platformClock } = deps;
   let clients: ReturnType<typeof createClientFactory> | undefined;
   const tokens = createTokenManager({
     installations: deps.storage.installations,
     options: config.refresh,
     logger: deps.logger,
-    refresh: (refreshToken, signal) =>
-      requestToken(
+    refresh: async (refreshToken, signal) => {
+      const sentAt = Date.now();
+      const token = await requestToken(
         {
           url: config.oauth.refreshUrl,
           clientId: config.oauth.clientId,
@@ -84,7 +89,11 @@ export function createApiRuntime(
         },
         { grant_type: 'refresh_token', refresh_token: refreshToken },
         { signal, timeoutMs: config.oauth.tokenTimeoutMs, fetch: deps.fetch },
-      ),
+      );
+      platformClock?.observe(token.serverDate?.getTime(), sentAt, Date.now());
+      return token;
+    },
+    ...(platformClock ? { platformNow: () => platformClock.now() } : {}),
     // token_revoked flags the installation (needs re-authorisation); it never purges.
     onRevoked: (storeId) => {
       clients?.forget(storeId);
@@ -94,6 +103,7 @@ export function createApiRuntime(
     options: deps.fetch ? { ...config.client, fetch: deps.fetch } : config.client,
     tokens,
     logger: deps.logger,
+    platformClock,
   });
   const sessionTokens = createSessionTokens({
     secrets: config.session.secret,
@@ -143,6 +153,10 @@ export function createApiRuntime(
     launchWatch,
     launch,
     start: () => tokens.startSweep(),
-    close: () => tokens.stopSweep(),
+    async close() {
+      await tokens.stopSweep();
+      // Pairs the platform rotated but the database refused: one last write before storage closes.
+      await tokens.flushPendingWrites();
+    },
   };
 }

@@ -44,6 +44,18 @@ const VERIFIED_CACHE_SIZE = 10_000;
  */
 const MAX_REMEMBERED_LAUNCHES = 10_000;
 
+/**
+ * The key a verified token is remembered under: the last 16 characters of its
+ * signature (HMAC-SHA256 output: as good as random), so a look-up on every request
+ * hashes 16 characters instead of the whole token (~260). The entry keeps the token,
+ * and only an equal token is a hit: a token that shares the key is verified in full,
+ * and only a verified one is ever stored.
+ */
+function rememberedKey(token: string): string {
+  return token.length > REMEMBERED_KEY_LENGTH ? token.slice(-REMEMBERED_KEY_LENGTH) : token;
+}
+const REMEMBERED_KEY_LENGTH = 16;
+
 /** What a verified app session token says. */
 export interface VerifiedSession {
   storeId: string;
@@ -120,18 +132,23 @@ export function createSessionTokens(config: {
    * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
    * in jose) on every request of an embedded page.
    */
-  const verified = createLru<string, { session: Readonly<VerifiedSession>; until: number }>({
+  const verified = createLru<
+    string,
+    { token: string; session: Readonly<VerifiedSession>; until: number }
+  >({
     max: config.rememberedTokens ?? VERIFIED_CACHE_SIZE,
   });
   const maxAge = config.maxSessionAgeSeconds ?? 86_400;
   const sessionEnd = (authTime: number) => authTime + maxAge;
 
   function verifiedSession(token: string): Readonly<VerifiedSession> | undefined {
-    const hit = verified.get(token);
-    if (hit === undefined) return undefined;
+    const key = rememberedKey(token);
+    const hit = verified.get(key);
+    // Another token under the same key is a miss: the full verification decides.
+    if (hit === undefined || hit.token !== token) return undefined;
     // The same frozen object each hit: nothing allocated on an embedded page's requests.
     if (Date.now() < hit.until) return hit.session;
-    verified.delete(token);
+    verified.delete(key);
     return undefined;
   }
 
@@ -191,7 +208,7 @@ export function createSessionTokens(config: {
         const until =
           Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
         const session = Object.freeze({ storeId: payload.sub, authTime, installedAt });
-        verified.set(token, { session, until });
+        verified.set(rememberedKey(token), { token, session, until });
         return session;
       } catch (err) {
         if (err instanceof joseErrors.JWTExpired) {

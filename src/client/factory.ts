@@ -8,6 +8,7 @@ import { isStoreId, STORE_ID_RULE } from '../core/store-id.js';
 import { StoreAppError } from '../errors/index.js';
 import { createStoreClient, type StoreApiClient } from './index.js';
 import type { ResolvedClientOptions } from './options.js';
+import type { PlatformClock } from './platform-clock.js';
 import { createRateLimiter, type RateLimiter } from './ratelimit.js';
 import { type ClientLogger, createTransport, type TokenSource } from './transport.js';
 
@@ -23,11 +24,14 @@ export function createClientFactory(deps: {
   options: ResolvedClientOptions;
   tokens: TokenSource;
   logger?: ClientLogger;
+  /** The kit's platform clock: every response's `Date` feeds it. */
+  platformClock?: PlatformClock | undefined;
 }): ClientFactory {
   const limiter = createRateLimiter({
     maxConcurrent: deps.options.maxConcurrent,
     pacing: deps.options.pacing,
     maxGates: deps.options.cacheMaxStores,
+    platformClock: deps.platformClock,
   });
   // A client holds no state of its own (the transport looks its gate up per call),
   // so dropping the least recently used one costs only its rebuild.

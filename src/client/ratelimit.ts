@@ -25,6 +25,7 @@
  */
 import { createLru } from '../cache/lru.js';
 import { AbortedError, RateLimitedError } from './errors.js';
+import { createClockOffset, type PlatformClock, responseDate } from './platform-clock.js';
 
 /** The platform's window length (docs/platform-contract.md, "Rate limits"); no wait is longer. */
 export const WINDOW_MS = 60_000;
@@ -110,13 +111,7 @@ function headerInt(headers: Headers, name: string): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-/** The response's `Date` in epoch ms, or undefined when absent or unreadable. */
-export function responseDate(headers: Headers): number | undefined {
-  const raw = headers.get('date');
-  if (raw === null) return undefined;
-  const t = Date.parse(raw);
-  return Number.isNaN(t) ? undefined : t;
-}
+export { responseDate };
 
 /**
  * Milliseconds until the platform's window resets, read in the platform's own
@@ -144,6 +139,8 @@ export function createRateLimiter(options: {
    * @default DEFAULT_MAX_GATES
    */
   maxGates?: number;
+  /** The kit's platform clock, fed by every response's `Date` too. @default undefined */
+  platformClock?: PlatformClock | undefined;
 }): RateLimiter {
   const gates = createLru<string, StoreGate>({
     max: options.maxGates ?? DEFAULT_MAX_GATES,
@@ -153,7 +150,7 @@ export function createRateLimiter(options: {
     forStore(storeId) {
       let gate = gates.get(storeId);
       if (!gate) {
-        gate = createStoreGate(options.maxConcurrent, options.pacing);
+        gate = createStoreGate(options.maxConcurrent, options.pacing, options.platformClock);
         gates.set(storeId, gate);
       }
       return gate;
@@ -176,7 +173,11 @@ interface Waiter {
 
 type Decision = { go: true; probe: boolean } | { go: false; wait: number | undefined };
 
-export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGate {
+export function createStoreGate(
+  maxConcurrent: number,
+  pacing: boolean,
+  platformClock?: PlatformClock,
+): StoreGate {
   const queue: Waiter[] = [];
   let inFlight = 0;
   let probesInFlight = 0;
@@ -188,9 +189,9 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
   let limit: number | undefined;
   let windowId: number | undefined; // its X-RateLimit-Reset (platform seconds)
   let remaining = 0;
-  // Platform clock minus local clock, in ms: every response narrows these bounds.
-  let offsetLow = Number.NEGATIVE_INFINITY;
-  let offsetHigh = Number.POSITIVE_INFINITY;
+  // Platform clock minus local clock, in ms: every response narrows these bounds
+  // (./platform-clock.ts, the estimate the kit's platform clock shares).
+  const offset = createClockOffset();
   // GCRA's theoretical time of the next send, for the even spread with a burst.
   let nextSendAt = 0;
   // Our share of the store's consumption (other processes use the same budget): our
@@ -207,8 +208,9 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
   let timer: NodeJS.Timeout | undefined;
 
   const windowEndEarliest = () =>
-    windowId === undefined ? undefined : windowId * 1000 - offsetHigh;
-  const windowEndLatest = () => (windowId === undefined ? undefined : windowId * 1000 - offsetLow);
+    windowId === undefined ? undefined : windowId * 1000 - offset.high();
+  const windowEndLatest = () =>
+    windowId === undefined ? undefined : windowId * 1000 - offset.low();
 
   /** The clock offset stays: it is not a property of the window. */
   function forgetWindow() {
@@ -268,13 +270,10 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
       // A reset in the past or further than one window: implausible, go reactive.
       reactive = true;
       windowId = undefined;
-      offsetLow = Number.NEGATIVE_INFINITY;
-      offsetHigh = Number.POSITIVE_INFINITY;
+      offset.reset();
       return;
     }
     reactive = false;
-    const low = date - receivedAt;
-    const high = date + 1000 - sentAt;
     const expired = windowId === undefined;
     if (!expired && windowId !== undefined && s < windowId) return; // a late answer from an old window
     if (expired || s > windowId!) {
@@ -298,14 +297,8 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
     }
     // A few requests into the window, the ratio says how many processes draw on it.
     if (counted >= 3) share = Math.min(1, Math.max(0.02, ownCounted / counted));
-    if (low > offsetHigh || high < offsetLow) {
-      // Disjoint from what we knew: the platform's clock jumped. Start over from this one.
-      offsetLow = low;
-      offsetHigh = high;
-    } else {
-      offsetLow = Math.max(offsetLow, low);
-      offsetHigh = Math.min(offsetHigh, high);
-    }
+    // Disjoint from what we knew (the platform's clock jumped): it starts over from this one.
+    offset.observe(date, sentAt, receivedAt);
   }
 
   function schedule(wait: number) {
@@ -333,7 +326,11 @@ export function createStoreGate(maxConcurrent: number, pacing: boolean): StoreGa
       release(headers) {
         if (released) return;
         released = true;
-        if (headers) observe(headers, now, Date.now());
+        if (headers) {
+          const receivedAt = Date.now();
+          observe(headers, now, receivedAt);
+          platformClock?.observeHeaders(headers, now, receivedAt);
+        }
         inFlight--;
         if (probe) probesInFlight--;
         pump();

@@ -212,6 +212,62 @@ interface RawResponse {
   text: string;
 }
 
+/**
+ * fetch, following redirects by hand: only to the same origin, because the
+ * bearer token and X-Store-Id go with every hop (fetch itself would forward
+ * X-Store-Id anywhere). 303, and 301/302 after a POST, continue as GET.
+ */
+async function fetchSameOrigin(
+  fetchFn: ResolvedClientOptions['fetch'],
+  first: URL,
+  firstMethod: HttpMethod,
+  headers: Record<string, string>,
+  firstBody: string | undefined,
+  signal: AbortSignal,
+  ctx: ApiErrorContext,
+): Promise<Response> {
+  let url = first;
+  let method: string = firstMethod;
+  let body = firstBody;
+  for (let hop = 0; ; hop++) {
+    const res = await fetchFn(url, { method, headers, body, signal, redirect: 'manual' });
+    if (!REDIRECT_STATUSES.has(res.status)) return res;
+    const location = res.headers.get('location');
+    if (location === null) return res;
+    await res.body?.cancel().catch(() => undefined);
+    let target: URL;
+    try {
+      target = new URL(location, url);
+    } catch {
+      throw new RedirectRefusedError(
+        `The platform answered ${res.status} with an unreadable Location; the request was not repeated.`,
+        undefined,
+        ctx,
+      );
+    }
+    if (target.origin !== url.origin) {
+      throw new RedirectRefusedError(
+        `The platform redirected (${res.status}) to another origin (${target.origin}); the client does not send the token and store id there.`,
+        target.origin,
+        ctx,
+      );
+    }
+    if (hop >= MAX_REDIRECTS) {
+      throw new RedirectRefusedError(
+        `More than ${MAX_REDIRECTS} redirects; the request was abandoned.`,
+        target.origin,
+        ctx,
+      );
+    }
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+      method = 'GET';
+      body = undefined;
+      delete headers['content-type'];
+    }
+    url = target;
+  }
+}
+
 export function createTransport(deps: {
   storeId: string;
   options: ResolvedClientOptions;
@@ -236,63 +292,6 @@ export function createTransport(deps: {
     );
   }
 
-  /**
-   * fetch, following redirects by hand: only to the same origin, because the
-   * bearer token and X-Store-Id go with every hop (fetch itself would forward
-   * X-Store-Id anywhere). 303, and 301/302 after a POST, continue as GET.
-   */
-  async function fetchSameOrigin(
-    first: URL,
-    firstMethod: HttpMethod,
-    headers: Record<string, string>,
-    firstBody: string | undefined,
-    signal: AbortSignal,
-    ctx: ApiErrorContext,
-  ): Promise<Response> {
-    let url = first;
-    let method: string = firstMethod;
-    let body = firstBody;
-    for (let hop = 0; ; hop++) {
-      // Called unbound: workerd's fetch refuses any other \`this\` than the global.
-      const doFetch = options.fetch;
-      const res = await doFetch(url, { method, headers, body, signal, redirect: 'manual' });
-      if (!REDIRECT_STATUSES.has(res.status)) return res;
-      const location = res.headers.get('location');
-      if (location === null) return res;
-      await res.body?.cancel().catch(() => undefined);
-      let target: URL;
-      try {
-        target = new URL(location, url);
-      } catch {
-        throw new RedirectRefusedError(
-          `The platform answered ${res.status} with an unreadable Location; the request was not repeated.`,
-          undefined,
-          ctx,
-        );
-      }
-      if (target.origin !== url.origin) {
-        throw new RedirectRefusedError(
-          `The platform redirected (${res.status}) to another origin (${target.origin}); the client does not send the token and store id there.`,
-          target.origin,
-          ctx,
-        );
-      }
-      if (hop >= MAX_REDIRECTS) {
-        throw new RedirectRefusedError(
-          `More than ${MAX_REDIRECTS} redirects; the request was abandoned.`,
-          target.origin,
-          ctx,
-        );
-      }
-      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
-        method = 'GET';
-        body = undefined;
-        delete headers['content-type'];
-      }
-      url = target;
-    }
-  }
-
   /** One HTTP exchange; throws only StoreApiError subclasses. */
   async function attempt(
     method: HttpMethod,
@@ -314,7 +313,7 @@ export function createTransport(deps: {
     const ctx = { method, path };
     let res: Response;
     try {
-      res = await fetchSameOrigin(url, method, headers, body, combined, ctx);
+      res = await fetchSameOrigin(options.fetch, url, method, headers, body, combined, ctx);
     } catch (err) {
       if (err instanceof RedirectRefusedError) throw err;
       if (signal?.aborted) throw new AbortedError({ ...ctx, cause: err });

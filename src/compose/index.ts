@@ -18,7 +18,9 @@ import {
   createMemoryAuthenticate,
 } from '../authenticated/index.js';
 import { type ApiRuntime, createApiRuntime } from '../authenticated/runtime.js';
+import { createPlatformClock, type PlatformClock } from '../client/platform-clock.js';
 import { type ResolvedConfig, resolveConfig, type StoreAppOptions } from '../config/index.js';
+import { createDrain, type Drain } from '../core/drain.js';
 import type { CoreRequest } from '../core/http.js';
 import type { KitRoutes } from '../core/routes.js';
 import {
@@ -72,7 +74,16 @@ export interface KitServices {
   pageFraming: string | undefined;
   /** The app URL's path, without a trailing slash (`''` at the root). */
   appPath: string;
-  /** Stops background work and closes the database (reverse order of building). */
+  /**
+   * The drain state: shutting down or not, requests and acknowledged work in
+   * flight (both shells feed it; health reads it).
+   */
+  drain: Drain;
+  /**
+   * Starts draining, then stops background work, stores refreshed tokens still
+   * waiting and closes the database (reverse order of building). The shutdown
+   * (src/shutdown/) calls it once accepted requests finished.
+   */
   close(): Promise<void>;
 }
 
@@ -142,6 +153,7 @@ function purgeLifecycle(
   const outbox = createPurgeOutbox({
     pendingPurges: storage.pendingPurges,
     purge: purgeStore,
+    now: () => storage.now(),
     logger: logger.child({ component: 'purge' }),
     ...(config.purge.horizonMs === undefined ? {} : { sweepDelayMs: config.purge.horizonMs }),
     // Purge transactions take at most half the pool: a burst's deliveries need the rest to be recorded.
@@ -163,10 +175,17 @@ function webhookProcessing(
   logger: Logger,
   storage: Storage,
   lifecycle: { purge: PurgeFunction; outbox: PurgeOutbox },
+  platformClock: PlatformClock,
+  drain: Drain,
 ): KitWebhooks {
   return createWebhooks({
     storage,
+    // A delivery answered 202 still runs: a shutdown waits for it before storage closes.
+    track: (work) => drain.track(work),
     options: config.webhooks,
+    // Delivery timestamps are the platform's: compared in its clock.
+    nowSeconds: () => Math.floor(platformClock.now() / 1000),
+    resyncClock: () => platformClock.resync(),
     purge: lifecycle.purge,
     outbox: lifecycle.outbox,
     logger: logger.child({ component: 'webhooks' }),
@@ -186,13 +205,19 @@ function webhookProcessing(
  * The health report. Each probe writes a new short-lived claim row (pruned with the
  * other expired claims): a full disk or a read-only database fails it while reads work.
  */
-function healthCheck(config: ResolvedConfig, storage: Storage, api: ApiRuntime): HealthCheck {
+function healthCheck(
+  config: ResolvedConfig,
+  storage: Storage,
+  api: ApiRuntime,
+  drain: Drain,
+): HealthCheck {
   const probeId = randomUUID();
   let probes = 0;
   return createHealthCheck({
     pendingPurges: storage.pendingPurges,
     lastRefreshFailure: () => api.tokens.lastRefreshFailure(),
     pendingTokenWrites: () => api.tokens.pendingWrites(),
+    draining: () => drain.draining(),
     writeProbe: () =>
       storage.claimOnce(
         HEALTH_PROBE_NAMESPACE,
@@ -238,9 +263,15 @@ export async function composeKit(
   const logger = runtime.createLogger(config.logger);
   warnAtStart(config, logger);
   const closers: Array<() => Promise<void> | void> = [];
+  const drain = createDrain();
   const storage = await runtime.openStorage(config, logger);
   closers.push(() => storage.close());
-  const api = createApiRuntime(config, { storage, logger: logger.child({ component: 'client' }) });
+  const platformClock = platformClockOf(config);
+  const api = createApiRuntime(config, {
+    storage,
+    logger: logger.child({ component: 'client' }),
+    platformClock,
+  });
   const timers = (runtime.background ?? 'timers') === 'timers';
   if (timers) api.start();
   closers.push(() => api.close());
@@ -248,8 +279,8 @@ export async function composeKit(
   closers.push(() => lifecycle.grants.close());
   if (timers) lifecycle.outbox.start();
   closers.push(() => lifecycle.outbox.close());
-  const webhooks = webhookProcessing(config, logger, storage, lifecycle);
-  const health = healthCheck(config, storage, api);
+  const webhooks = webhookProcessing(config, logger, storage, lifecycle, platformClock, drain);
+  const health = healthCheck(config, storage, api, drain);
   const frameAncestors = pageFrameAncestors(config);
   const install = createInstallContext({
     config,
@@ -261,6 +292,7 @@ export async function composeKit(
       lifecycle.grants.confirmInstall(storeId);
     },
     pageFrameAncestors: frameAncestors,
+    platformClock,
   });
   const pageFraming = ancestorsDirective(frameAncestors);
   const auth = authentication(config, logger, api, pageFraming);
@@ -280,11 +312,28 @@ export async function composeKit(
     headerSet: headerSetOf(config),
     pageFraming,
     appPath: new URL(config.appUrl).pathname.replace(/\/+$/, ''),
+    drain,
     async close() {
+      drain.begin();
       for (const close of closers.reverse()) await close();
       closers.length = 0;
     },
   };
+}
+
+/**
+ * The platform's clock as the kit estimates it from the `Date` of its answers
+ * (API calls, the token endpoint; a HEAD to the token endpoint when a
+ * webhook's timestamp looks out of tolerance and no answer told it yet).
+ */
+function platformClockOf(config: ResolvedConfig): PlatformClock {
+  return createPlatformClock({
+    probe: async (signal) => {
+      const res = await fetch(config.oauth.tokenUrl, { method: 'HEAD', signal });
+      await res.body?.cancel();
+      return res.headers;
+    },
+  });
 }
 
 /** The kit's header set under the app's options (undefined: the app sends its own). */

@@ -8,6 +8,15 @@
 import { NO_ADDRESS_FIX } from '../install/context.js';
 import { installationHasScopes } from '../oauth/scopes.js';
 import { createFetchShell, type FetchShell } from '../shells/fetch/index.js';
+import {
+  onSignals,
+  type ShutdownCallOptions,
+  type ShutdownOnSignalsOptions,
+  type ShutdownResult,
+  shutdownOptionsOf,
+  shutdownSequence,
+  watchServer,
+} from '../shutdown/index.js';
 import type { AnyDrizzle, Storage } from '../storage/types.js';
 import type { KitServices } from './index.js';
 import { registerInternals } from './internals.js';
@@ -21,11 +30,47 @@ function fetchShellOf(s: KitServices): FetchShell {
     session: s.config.session,
     sessionStore: s.sessions,
     authenticate: (req) => s.authenticate(req),
+    fromMemory: s.fromMemory,
     headerSet: s.headerSet,
     launchParam: s.api.launch?.param,
     noAddressWarning: `kit.fetch got a request without remoteAddress: every such caller shares one install-callback budget. ${NO_ADDRESS_FIX}`,
     logger: s.logger,
+    drain: s.drain,
   });
+}
+
+/** `kit.shutdown()` and `kit.shutdownOnSignals()` over the composition: one shutdown per kit. */
+function shutdownOf(s: KitServices) {
+  let running: Promise<ShutdownResult> | undefined;
+  const shutdown = (o: ShutdownCallOptions = {}): Promise<ShutdownResult> => {
+    if (running) return running;
+    let options: ReturnType<typeof shutdownOptionsOf>;
+    try {
+      // Validated before anything starts: a wrong deadline rejects here, not mid-shutdown.
+      options = shutdownOptionsOf(s.config.shutdown, o);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    running = shutdownSequence({
+      drain: s.drain,
+      closeKit: () => s.close(),
+      logger: s.logger,
+      options,
+      server: o.server,
+      stop: o.stop,
+    });
+    return running;
+  };
+  const shutdownOnSignals = (o: ShutdownOnSignalsOptions = {}): (() => void) => {
+    const options = shutdownOptionsOf(s.config.shutdown, o);
+    if (o.server) watchServer(o.server, s.drain);
+    return onSignals(() => shutdown(o), {
+      signals: o.signals ?? ['SIGTERM', 'SIGINT'],
+      exit: o.exit ?? true,
+      deadlineMs: options.deadlineMs,
+    });
+  };
+  return { shutdown, shutdownOnSignals };
 }
 
 /** The kit object over `s`; `express` supplies `middleware()` and `authenticated()`. */
@@ -71,6 +116,8 @@ export function kitObject(
     db: s.storage.db,
     transaction: <T>(fn: (tx: AnyDrizzle) => Promise<T>) => s.storage.transaction(fn),
     logger: s.logger,
+    ...shutdownOf(s),
+    track: ((handler) => fetchShellNow().track(handler)) as StoreAppKitBase['track'],
     close: () => s.close(),
   };
   registerInternals(kit, { storage: s.storage, config: s.config });

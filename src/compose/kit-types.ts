@@ -18,7 +18,12 @@ import type { GrantCheck } from '../grant/index.js';
 import type { HealthReport } from '../health/index.js';
 import type { PurgeFunction } from '../purge/index.js';
 import type { AuthenticatedHandler, KitRouter } from '../shells/express/types.js';
-import type { FetchOptions } from '../shells/fetch/index.js';
+import type { FetchHandler, FetchOptions } from '../shells/fetch/index.js';
+import type {
+  ShutdownCallOptions,
+  ShutdownOnSignalsOptions,
+  ShutdownResult,
+} from '../shutdown/index.js';
 import type { StorageAdapter } from '../storage/contract.js';
 import type { Installation, PendingPurge, PurgeResult } from '../storage/types.js';
 import type { WebhookRegistry } from '../webhooks/index.js';
@@ -99,7 +104,10 @@ export interface StoreAppKitBase {
    * `kit.authenticated()` routes get on Express: CSP with the admin's
    * `frame-ancestors`, HSTS, nosniff, Referrer-Policy, COOP…; a bearer request gets
    * nosniff, HSTS and `Vary: Authorization`). Headers your response already has are
-   * kept. Hono: `app.use('*', async (c, next) => { await next(); c.res = kit.secureResponse(c.req.raw, c.res); })`.
+   * kept. The headers are added in place and `response` is returned; a response whose
+   * headers cannot change (from `fetch()`) comes back as a copy. Hono: after `next()`,
+   * `const secured = kit.secureResponse(c.req.raw, c.res); if (secured !== c.res) c.res = secured;`
+   * (Hono copies any Response assigned to `c.res`, its body through a stream).
    */
   secureResponse(request: Request, response: Response): Response;
   /**
@@ -124,7 +132,35 @@ export interface StoreAppKitBase {
   sessionToken(storeId: string): Promise<{ token: string; expiresAt: Date }>;
   /** The kit's logger (redacting); children per request are at `res.locals.log`. */
   logger: Logger;
-  /** Stops background work and closes the database. */
+  /**
+   * Stops the instance without failing what it accepted (docs/operations.md):
+   * health answers 503 "draining", answers carry `Connection: close` and idle
+   * keep-alive sockets close, `server` (a Node `http.Server`) stops accepting
+   * (or `stop()` on Bun and Deno), accepted requests and acknowledged webhook work
+   * finish, background loops stop, storage closes; within `deadlineMs`
+   * (`storeApp({ shutdown })`, default 8 s), after which what still runs is cut.
+   * Resolves with what happened; calling it again returns the same promise.
+   */
+  shutdown(options?: ShutdownCallOptions): Promise<ShutdownResult>;
+  /**
+   * `kit.shutdown(options)` on SIGTERM and SIGINT, then `process.exit` (0, or 1
+   * when something was cut). Call it when the server starts: from then on the
+   * server's requests are counted in flight, and those under way when the
+   * signal comes get `Connection: close` too. Returns a function that removes
+   * the signal handlers. Not on Workers (no process, no signals).
+   */
+  shutdownOnSignals(options?: ShutdownOnSignalsOptions): () => void;
+  /**
+   * Your Fetch handler (Bun.serve, Deno.serve, Hono), counted in flight until it
+   * returns its `Response`, so `kit.shutdown()` waits for it; while the kit
+   * drains its answers carry `Connection: close`.
+   * `Bun.serve({ fetch: kit.track(app.fetch) })`.
+   */
+  track<A extends unknown[]>(handler: FetchHandler<A>): FetchHandler<A>;
+  /**
+   * Stops background work and closes the database at once, whatever is in
+   * flight: prefer `kit.shutdown()` for a running server.
+   */
   close(): Promise<void>;
 }
 

@@ -45,6 +45,7 @@ import {
   type ResolvedSecurityHeadersOptions,
   securityHeadersOptionsSchema,
 } from '../shells/express/options.js';
+import { type ResolvedShutdownOptions, shutdownOptionsSchema } from '../shutdown/options.js';
 import {
   checkStorageMode,
   type ResolvedStorageOptions,
@@ -70,6 +71,7 @@ export type { OAuthOptions } from '../oauth/options.js';
 export type { PurgeAppOptions } from '../purge/options.js';
 export type { RefreshOptions } from '../refresh/options.js';
 export type { SecurityHeadersOptions } from '../shells/express/options.js';
+export type { ShutdownOptions } from '../shutdown/options.js';
 export type { ResolvedStorageOptions } from '../storage/options.js';
 export type { WebhookOptions } from '../webhooks/options.js';
 /** `storeApp({ storage })`: database, encryption keys, migrations, pool. */
@@ -145,6 +147,8 @@ function storeAppOptionsSchema(relaxed: boolean) {
     authenticated: v.optional(authenticatedOptionsSchema, {}),
     /** The opt-in health endpoint (no route unless given). */
     health: v.optional(healthOptionsSchema),
+    /** How `kit.shutdown()` stops the instance (docs/operations.md). */
+    shutdown: v.optional(shutdownOptionsSchema, {}),
     ...purgeAppOptionsEntries,
   });
 }
@@ -172,6 +176,7 @@ export interface ResolvedConfig extends ResolvedHttpOptions {
   authenticated: ResolvedAuthenticatedOptions;
   purge: ResolvedPurgeAppOptions;
   health: ResolvedHealthOptions;
+  shutdown: ResolvedShutdownOptions;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -363,6 +368,7 @@ function resolved(o: Parsed, environment: string): ResolvedConfig {
       horizonMs: o.purgeHorizonMs ?? o.refresh.cacheTtlMs + o.client.timeoutMs,
     },
     health: o.health ? { ...o.health } : HEALTH_DEFAULTS,
+    shutdown: o.shutdown,
   };
 }
 

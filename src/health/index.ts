@@ -21,10 +21,11 @@ export type { HealthOptions, ResolvedHealthOptions } from './options.js';
 /** What `kit.health()` and the health route report. */
 export interface HealthReport {
   /**
-   * `unavailable` when the database does not answer or refuses writes (the
-   * route then answers 503).
+   * `unavailable` when the database does not answer or refuses writes;
+   * `draining` once the instance is shutting down (`kit.shutdown()`): the route
+   * then answers 503, so readiness fails before the instance stops.
    */
-  status: 'ok' | 'unavailable';
+  status: 'ok' | 'unavailable' | 'draining';
   /** When this report was made (reports are reused for `health.cacheMs`). */
   checkedAt: string;
   database: {
@@ -79,6 +80,8 @@ export interface HealthCheckDeps {
   writeProbe?: () => Promise<unknown>;
   /** @default () => 0 */
   pendingTokenWrites?: () => number;
+  /** True once the instance is shutting down (src/core/drain.ts). @default () => false */
+  draining?: () => boolean;
   options: Pick<ResolvedHealthOptions, 'dbTimeoutMs' | 'cacheMs'> &
     Partial<Pick<ResolvedHealthOptions, 'detail' | 'token'>>;
   /** @default Date.now */
@@ -169,7 +172,13 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
     };
   }
 
-  function report(): Promise<HealthReport> {
+  /** The report, marked `draining` once the instance shuts down. */
+  async function report(): Promise<HealthReport> {
+    const r = await current();
+    return deps.draining?.() ? { ...r, status: 'draining' } : r;
+  }
+
+  function current(): Promise<HealthReport> {
     if (cached && now() - cached.at < cacheMs) return Promise.resolve(cached.report);
     // A flood of probes shares the check under way instead of queueing queries.
     running ??= probe()
@@ -195,6 +204,8 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
       return m?.[1] !== undefined && timingSafeEqual(digest(m[1]), expected);
     };
     return async (authorization: () => string | undefined) => {
+      // Readiness fails at once and costs no query: the load balancer stops sending here.
+      if (deps.draining?.()) return { status: 503, body: { status: 'draining' } };
       const r = await report();
       return {
         status: r.status === 'ok' ? 200 : 503,

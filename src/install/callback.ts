@@ -190,7 +190,8 @@ async function exchange(
 ): Promise<TokenResponse | CallbackOutcome> {
   const { oauth, auth } = ctx.config;
   try {
-    return await requestToken(
+    const sentAt = Date.now();
+    const token = await requestToken(
       {
         url: oauth.tokenUrl,
         clientId: oauth.clientId,
@@ -205,6 +206,8 @@ async function exchange(
       },
       { timeoutMs: oauth.tokenTimeoutMs, fetch: ctx.deps.fetch },
     );
+    ctx.deps.platformClock?.observe(token.serverDate?.getTime(), sentAt, Date.now());
+    return token;
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     const storeId = entry.storeId ?? queryStore;
@@ -262,7 +265,11 @@ async function store(
           scopes,
           accessToken: token.accessToken,
           refreshToken: token.refreshToken,
-          accessTokenExpiresAt: new Date(Date.now() + token.expiresIn * 1000),
+          // The platform's clock: from its Date (when it issued them), else our estimate of it.
+          accessTokenExpiresAt: new Date(
+            (token.serverDate?.getTime() ?? deps.platformClock?.now() ?? Date.now()) +
+              token.expiresIn * 1000,
+          ),
         },
         { platformInstalledAt: config.oauth.installTimeFromServerDate ? token.serverDate : null },
       );

@@ -3,7 +3,9 @@
  * settings, the pending-install cookie, the callback limits, and the few
  * responses both give (authorize redirect, a page, database unavailable).
  */
+
 import type { Logger } from 'pino';
+import type { PlatformClock } from '../client/platform-clock.js';
 import type { CoreCookie, CoreRequest, CoreResponse } from '../core/http.js';
 import { STORAGE_RETRY_AFTER_SECONDS } from '../errors/index.js';
 import type { ResolvedHttpOptions } from '../http/options.js';
@@ -50,6 +52,11 @@ export interface InstallRoutesDeps {
    * undefined: the pages carry no frame-ancestors directive.
    */
   pageFrameAncestors?: readonly string[];
+  /**
+   * The platform's clock (estimated from its `Date` headers): the exchange's
+   * answer feeds it, and a token's expiry counts in it.
+   */
+  platformClock?: PlatformClock;
 }
 
 /** Install begin and callback's shared state, built once per kit. */

@@ -199,6 +199,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     schedule: opts.webhookRetrySchedule,
     timeoutMs: opts.webhookTimeoutMs,
     logger,
+    nowSeconds: () => clock.nowSeconds(),
   });
   let origin = '';
   /** Filled once the server is bound (the bound address is one of the names). */

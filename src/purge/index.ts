@@ -60,6 +60,12 @@ export interface PurgeRunOptions {
    * @default undefined
    */
   onCommitted?: () => void;
+  /**
+   * The outbox entry this purge works, settled in the purge's own
+   * transaction (see `AdapterPurgeOptions.outbox`).
+   * @default undefined
+   */
+  outbox?: { eventId: string; sweepAfterMs: number };
 }
 
 export type PurgeFunction = (storeId: string, options?: PurgeRunOptions) => Promise<PurgeResult>;
@@ -83,7 +89,7 @@ export function createPurge(deps: {
         new TypeError(`purge(storeId): storeId is not a store id (${STORE_ID_RULE})`),
       );
     }
-    const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}\n${runOptions.sweep === true}`;
+    const key = `${storeId}\n${runOptions.ifInstalledBefore?.getTime() ?? ''}\n${runOptions.sweep === true}\n${runOptions.outbox?.eventId ?? ''}`;
     const running = inFlight.get(key);
     if (running) return running;
     const run = inSpan(
@@ -101,6 +107,7 @@ export function createPurge(deps: {
             ...(runOptions.sweep && runOptions.ifInstalledBefore ? { sweep: true } : {}),
             // A caller joining a run already going is not told: it frees its slot when the run ends.
             ...(runOptions.onCommitted ? { onCommitted: runOptions.onCommitted } : {}),
+            ...(runOptions.outbox ? { outbox: runOptions.outbox } : {}),
           });
           const outcome = result.purged ? 'purged' : 'skipped';
           countPurge(outcome);

@@ -45,7 +45,11 @@ export interface PurgeOutbox {
   list(): Promise<PendingPurge[]>;
   /** Resume pending purges now and keep working them (an unref'd timer). Idempotent. */
   start(): void;
-  /** Stop the timer and wait for running attempts. */
+  /**
+   * Stop the timer and wait for running attempts; leased entries still waiting
+   * for a slot are not started (their lease ends and the outbox of another
+   * instance, or of the next start, works them).
+   */
   close(): Promise<void>;
 }
 
@@ -77,6 +81,12 @@ export interface PurgeOutboxDeps {
   leaseMs?: number;
   /** The purge horizon: the sweep runs this long after the purge committed. 0: no sweep. @default 60000 */
   sweepDelayMs?: number;
+  /**
+   * The database's clock (`storage.now`): lease ends, retry times and the
+   * sweep's due time are set in it, the one clock every instance shares.
+   * @default the instance's clock
+   */
+  now?: () => Promise<Date>;
   /** How often `runNow` looks again while another instance holds the lease. @default 100 */
   leaseWaitPollMs?: number;
   /**
@@ -142,6 +152,8 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   const leaseMs = deps.leaseMs ?? 5000;
   const sweepDelayMs = deps.sweepDelayMs ?? 60_000;
   const leaseWaitPollMs = deps.leaseWaitPollMs ?? 100;
+  const dbNow = deps.now ?? (async () => new Date());
+  const inDbClock = async (ms: number) => new Date((await dbNow()).getTime() + ms);
   const slots = createSlots(deps.concurrency ?? 4);
   const burstQuietMs = deps.burstQuietMs ?? 200;
   let lastQueued = Number.NEGATIVE_INFINITY;
@@ -161,7 +173,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     const by = owner ?? `${instance}:${++leases}`;
     const taken = await pendingPurges.lease({
       owner: by,
-      until: new Date(Date.now() + leaseMs),
+      until: await inDbClock(leaseMs),
       limit,
       ...(eventId === undefined ? {} : { eventId }),
     });
@@ -187,6 +199,9 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
     const stop = keepLease(entry);
     const release = slot ?? (await slots.acquire());
     try {
+      // Closing (a shutdown): a purge that has not started is left to the outbox;
+      // its lease ends within leaseMs and another instance (or the next start) works it.
+      if (closed && slot === undefined) return false;
       return await attemptLeased(entry, release);
     } finally {
       release();
@@ -202,12 +217,13 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
         ifInstalledBefore: entry.eventAt,
         ...(sweep ? { sweep } : {}),
         onCommitted: committed,
+        // The sweep is scheduled in the purge's own transaction: a crash
+        // between the commit and `complete` below cannot lose it.
+        outbox: { eventId: entry.eventId, sweepAfterMs: sweep ? 0 : sweepDelayMs },
       });
       // The sweep is due a horizon after the commit, not after the event.
       const sweepAt =
-        !sweep && result.purged && sweepDelayMs > 0
-          ? new Date(Date.now() + sweepDelayMs)
-          : undefined;
+        !sweep && result.purged && sweepDelayMs > 0 ? await inDbClock(sweepDelayMs) : undefined;
       await pendingPurges.complete(entry.eventId, sweepAt);
       if (sweep) {
         const deleted = Object.values(result.counts).reduce((a, b) => a + b, 0);
@@ -229,9 +245,10 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
       const cap = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempts - 1));
       // Full jitter on the upper half: instances retrying together spread out.
       const delay = Math.round(cap / 2 + Math.random() * (cap / 2));
-      const nextAttemptAt = new Date(Date.now() + delay);
       const code = errorCode(err);
+      let nextAttemptAt: Date | undefined;
       try {
+        nextAttemptAt = await inDbClock(delay);
         await pendingPurges.recordFailure(entry.eventId, nextAttemptAt, code);
       } catch {
         // The database is down: the row is still there and its lease ends; a later pass retries.
@@ -306,7 +323,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
   async function runNowWaiting(eventId: string, held: () => void): Promise<boolean> {
     // Another instance holding the lease is working the purge, or died and its
     // lease ends within leaseMs; past this bound the platform's retry comes back.
-    const deadline = Date.now() + Math.max(30_000, 3 * leaseMs);
+    const deadline = performance.now() + Math.max(30_000, 3 * leaseMs);
     let slot: (() => void) | undefined = held;
     try {
       for (;;) {
@@ -327,7 +344,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
         const current = await pendingPurges.get(eventId);
         // Gone, or a sweep: the purge itself is done (here or elsewhere).
         if (!current || current.kind === 'sweep') return true;
-        if (closed || Date.now() >= deadline) return false;
+        if (closed || performance.now() >= deadline) return false;
         // Not holding a slot while another instance works the entry.
         slot();
         slot = undefined;

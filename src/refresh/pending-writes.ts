@@ -72,6 +72,8 @@ export interface PendingWrites {
   drop(storeId: string): void;
   /** Pairs waiting to be written. */
   size(): number;
+  /** One write attempt now for every pair (a shutdown, before storage closes); resolves with how many still wait. */
+  flushAll(): Promise<number>;
 }
 
 interface Entry {
@@ -254,5 +256,20 @@ export function createPendingWrites(deps: PendingWritesDeps): PendingWrites {
       entries.delete(storeId);
     },
     size: () => entries.size,
+    async flushAll() {
+      await Promise.allSettled(
+        [...entries].map(([storeId, e]) => {
+          if (e.timer) clearTimeout(e.timer);
+          e.timer = undefined;
+          return attempt(storeId, e);
+        }),
+      );
+      // A retry scheduled by a failed attempt must not outlive the kit.
+      for (const e of entries.values()) {
+        if (e.timer) clearTimeout(e.timer);
+        e.timer = undefined;
+      }
+      return entries.size;
+    },
   };
 }

@@ -5,6 +5,7 @@
  * built-in dialects only: the Drizzle handle (`kit.db`), transactions across
  * kit and app tables, and deleting the app's store-scoped tables in a purge.
  */
+import { sql } from 'drizzle-orm';
 import type { DialectAdapter } from './adapter.js';
 import type { PurgeCounts, StorageAdapter } from './contract.js';
 import { createPendingPurgeRepository } from './purge-outbox.js';
@@ -48,6 +49,7 @@ export function createBuiltinAdapter(adapter: DialectAdapter): BuiltinStorageAda
     purgeOutbox,
     sessions: createSessionRepository(adapter),
     purge: createPurge(adapter),
+    clock: () => readDatabaseClock(adapter),
     transaction: (fn) => adapter.transaction(fn),
     scopedTables(tables) {
       let scoped = checked.get(tables);
@@ -61,4 +63,27 @@ export function createBuiltinAdapter(adapter: DialectAdapter): BuiltinStorageAda
     migrate: () => adapter.migrate(),
     close: () => adapter.close(),
   };
+}
+
+/**
+ * One reading of the database's clock (Postgres `clock_timestamp()`, the
+ * real time even inside a transaction; MySQL `NOW(6)`; SQLite `julianday('now')`,
+ * the host's clock: one host, one clock).
+ */
+export async function readDatabaseClock(adapter: DialectAdapter): Promise<Date> {
+  const ms = await adapter.run('reading the database clock', async (db) => {
+    // biome-ignore lint/suspicious/noExplicitAny: each dialect's raw-query call.
+    const d = db as any;
+    if (adapter.dialect === 'postgres') {
+      const r = await d.execute(sql`SELECT extract(epoch from clock_timestamp()) * 1000 AS ms`);
+      return r.rows[0]?.ms;
+    }
+    if (adapter.dialect === 'mysql') {
+      const [rows] = await d.execute(sql`SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms`);
+      return rows[0]?.ms;
+    }
+    const rows = await d.all(sql`SELECT (julianday('now') - 2440587.5) * 86400000.0 AS ms`);
+    return rows[0]?.ms;
+  });
+  return new Date(Math.round(Number(ms)));
 }

@@ -18,7 +18,10 @@
  *   caller", that holds across processes, not only within one.
  * - Dates go in and come out as `Date`s, to the millisecond.
  * - Time comes from the kit: where a method takes `now`, compare against it,
- *   never against the database's or the process's own clock.
+ *   never against the database's or the process's own clock. The kit's `now`,
+ *   and every lease end, due time and schedule it passes, are in the
+ *   database's clock when the adapter has `clock()` (one clock for every
+ *   instance), else in the instance's.
  */
 
 /** Token ciphertexts (compact JWE strings) and the facts stored beside them. */
@@ -277,6 +280,19 @@ export interface AdapterPurgeOptions<Tx> {
    * call it only makes bursts slower.
    */
   onCommitted?: () => void;
+  /**
+   * The purge outbox entry this purge works (`PurgeOutboxAdapter`). When the
+   * purge runs (is not skipped), settle the entry in the purge's own
+   * transaction, so no crash can separate the two: with `sweepAfterMs` > 0
+   * keep it as a 'sweep' (attempts 0, `lastError` null, lease freed) due at
+   * `now` plus the time the purge has taken so far plus `sweepAfterMs` (the
+   * purge horizon, counted from the commit); with 0 delete it. A skipped
+   * purge leaves the entry alone. The kit still calls
+   * `purgeOutbox.complete` after the purge, so an adapter that ignores this
+   * option keeps working, but a crash between its commit and that call loses
+   * the sweep (the re-run purge is then a skipped duplicate).
+   */
+  outbox?: { eventId: string; sweepAfterMs: number };
   now: Date;
 }
 
@@ -310,6 +326,15 @@ export interface StorageAdapter<Tx = unknown> {
    * Purging twice without `ifInstalledBefore` purges twice (counts 0).
    */
   purge(storeId: string, options: AdapterPurgeOptions<Tx>): Promise<PurgeResult>;
+  /**
+   * Optional, recommended: the database's current time (one round trip). The
+   * kit reads it every 30 s or so and carries it forward on its monotonic
+   * clock, and decides leases, due times, outbox schedules and the purge
+   * horizon in it, so instances whose host clocks disagree still share one
+   * clock. Without it the kit uses each instance's own clock (keep the hosts
+   * on NTP).
+   */
+  clock?(): Promise<Date>;
   /** Create or update what the adapter needs (tables, indexes); safe to call from several processes. */
   migrate(): Promise<void>;
   /** Release connections and timers. Calls after close may reject. */

@@ -129,10 +129,11 @@ export const storageOptionsSchema = v.pipe(
      * only marks their space free). At most one rewrite per `minIntervalMs`: the
      * first purge after a quiet interval is rewritten at once, the purges of a
      * burst together after it. A rewrite locks its table, readers included,
-     * while it copies it (about 2 s for 100,000 installations here). `false`:
+     * while it copies it (about 2 s for 100,000 installations here; minutes for tables of
+     * many GB: there, set `false` and rewrite off-peak, e.g. with pg_repack). `false`:
      * VACUUM only; docs/security.md says what then stays. Ignored by SQLite
      * (zeroed on delete) and MySQL (OPTIMIZE TABLE after each purge).
-     * @default { minIntervalMs: 30000 }
+     * @default { minIntervalMs: 600000 }
      */
     purgeRewrite: v.optional(
       v.union(
@@ -141,14 +142,15 @@ export const storageOptionsSchema = v.pipe(
           v.strictObject({
             /**
              * The least time between two rewrites, in ms; 0 rewrites after every purge.
-             * @default 30000
+             * @default 600000 (10 minutes: the purged bytes' longest stay, and at most six
+             * table locks an hour per instance)
              */
-            minIntervalMs: v.optional(integer(0, 86_400_000), 30_000),
+            minIntervalMs: v.optional(integer(0, 86_400_000), 600_000),
           }),
         ],
         'must be false or { minIntervalMs }.',
       ),
-      { minIntervalMs: 30_000 },
+      { minIntervalMs: 600_000 },
     ),
     /**
      * Postgres / MySQL pool settings (ignored for SQLite): `max`, the most connections

@@ -488,10 +488,42 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
     return { ...result, scrubbed: await scrub([...appTables, ...kitTables]) };
   };
 
+  /**
+   * Settles the purge's outbox entry inside its transaction (see
+   * `AdapterPurgeOptions.outbox`): the sweep commits with the purge or not at all.
+   */
+  async function settleOutbox(options: AdapterPurgeOptions<AnyDrizzle>, started: number) {
+    const { outbox } = options;
+    if (!outbox) return;
+    const p = t.pendingPurges;
+    const where = eq(p.eventId, outbox.eventId);
+    await adapter.run('scheduling the purge horizon sweep', (db) =>
+      outbox.sweepAfterMs > 0
+        ? db
+            .update(p)
+            .set({
+              kind: 'sweep',
+              attempts: 0,
+              // `now` carried to the commit on the monotonic clock, then the horizon.
+              nextAttemptAt: new Date(
+                options.now.getTime() +
+                  Math.ceil(performance.now() - started) +
+                  outbox.sweepAfterMs,
+              ),
+              lastError: null,
+              leaseOwner: null,
+              leaseUntil: null,
+            })
+            .where(where)
+        : db.delete(p).where(where),
+    );
+  }
+
   function purgeInTransaction(
     storeId: string,
     options: AdapterPurgeOptions<AnyDrizzle>,
   ): Promise<PurgeResult> {
+    const started = performance.now();
     return adapter.transaction(async (tx) => {
       // Lock the installation row first: a reinstall committing while this
       // purge runs then waits and lands after it, instead of being deleted by
@@ -568,6 +600,7 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
       }
       // A sweep that found nothing leaves no trace: most find nothing.
       if (options.sweep && !Object.values(counts).some((n) => n > 0)) {
+        await settleOutbox(options, started);
         return { purged: true, counts };
       }
       await adapter.run('writing the purge audit row', (db) =>
@@ -575,6 +608,7 @@ export function createPurge(adapter: DialectAdapter): StorageAdapter<AnyDrizzle>
           .insert(t.purgeAudit)
           .values({ storeId, purgedAt: options.now, eventAt: before ?? null, counts }),
       );
+      await settleOutbox(options, started);
       return { purged: true, counts };
     }, RETRY_LOCK_CONFLICTS);
   }

@@ -12,6 +12,7 @@ import type { TokenCipher } from '../crypto/index.js';
 import { randomUUID } from '../crypto/primitives.js';
 import { ConfigError } from '../errors/index.js';
 import type { BuiltinStorageAdapter } from './builtin.js';
+import { createDatabaseClock } from './clock.js';
 import type { PurgeCounts, SealedTokens, StorageAdapter, StoredInstallation } from './contract.js';
 import { AdapterSessionStore } from './session-store.js';
 import type { Installation, Storage, TokenSet } from './types.js';
@@ -75,6 +76,17 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
   }
 
   const { installations: rows, refreshLease } = adapter;
+  // One clock for every instance on the database (./clock.ts).
+  const clock = createDatabaseClock(adapter.clock ? () => adapter.clock!() : undefined);
+  const dbNow = () => clock.now();
+  /**
+   * Runs `fn` with the database's now, without yielding when a reading exists:
+   * writes that come together (SQLite's group commit) stay in one turn.
+   */
+  const atDbNow = <T>(fn: (now: Date) => Promise<T>): Promise<T> => {
+    const known = clock.peek();
+    return known ? fn(known) : dbNow().then(fn);
+  };
 
   return {
     dialect: builtin?.dialect ?? 'custom',
@@ -92,23 +104,24 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
         return open(
           await rows.save(storeId, sealed, {
             platformInstalledAt: metadata.platformInstalledAt ?? null,
-            now: new Date(),
+            now: await dbNow(),
           }),
         );
       },
       acquireRefreshLease(storeId, expectedVersion, owner, leaseMs) {
-        const now = new Date();
-        return refreshLease.acquire(
-          storeId,
-          expectedVersion,
-          owner,
-          new Date(now.getTime() + leaseMs),
-          now,
+        return atDbNow((now) =>
+          refreshLease.acquire(
+            storeId,
+            expectedVersion,
+            owner,
+            new Date(now.getTime() + leaseMs),
+            now,
+          ),
         );
       },
       async completeRefresh(storeId, owner, tokens) {
         const sealed = await seal(storeId, tokens);
-        const row = await refreshLease.complete(storeId, owner, sealed, new Date());
+        const row = await atDbNow((now) => refreshLease.complete(storeId, owner, sealed, now));
         return row ? open(row) : null;
       },
       releaseRefreshLease: (storeId, owner) => refreshLease.release(storeId, owner),
@@ -130,12 +143,12 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           if (!stale) return false;
           const current = await open(row);
           const owner = `rotate-keys:${randomUUID()}`;
-          const now = new Date();
+          const now = await dbNow();
           const until = new Date(now.getTime() + REWRAP_LEASE_MS);
           if (!(await refreshLease.acquire(storeId, row.version, owner, until, now))) continue;
           try {
             const sealed = await seal(storeId, current);
-            if (await refreshLease.complete(storeId, owner, sealed, new Date())) return true;
+            if (await refreshLease.complete(storeId, owner, sealed, await dbNow())) return true;
           } catch (err) {
             await refreshLease.release(storeId, owner).catch(() => undefined);
             throw err;
@@ -145,15 +158,18 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
     },
     webhooks: {
-      runOnce(webhookId, topic, effects) {
-        return adapter.webhooks.runOnce({ webhookId, topic, receivedAt: new Date() }, (scope) =>
+      async runOnce(webhookId, topic, effects) {
+        // Without yielding once the clock was read: deliveries arriving together
+        // must reach SQLite's group commit in the same turn (and before a close).
+        const receivedAt = clock.peek() ?? (await dbNow());
+        return adapter.webhooks.runOnce({ webhookId, topic, receivedAt }, (scope) =>
           effects(scope.tx, { addPendingPurge: (entry) => scope.addPendingPurge(entry) }),
         );
       },
       pruneDeliveries: (before) => adapter.webhooks.prune(before),
     },
     pendingPurges: {
-      add: (entry) => adapter.purgeOutbox.add(entry, new Date()),
+      add: (entry) => atDbNow((now) => adapter.purgeOutbox.add(entry, now)),
       async list() {
         const all = await adapter.purgeOutbox.due(END_OF_TIME, LIST_PENDING_MAX);
         return all
@@ -165,7 +181,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
       due: (now, limit) => adapter.purgeOutbox.due(now, limit),
       get: (eventId) => adapter.purgeOutbox.get(eventId),
-      lease: (lease) => adapter.purgeOutbox.lease(new Date(), lease),
+      lease: (lease) => atDbNow((now) => adapter.purgeOutbox.lease(now, lease)),
       recordFailure: (eventId, nextAttemptAt, errorCode) =>
         adapter.purgeOutbox.recordFailure(eventId, nextAttemptAt, errorCode.slice(0, 64)),
       complete: (eventId, sweepAt) => adapter.purgeOutbox.complete(eventId, sweepAt),
@@ -183,7 +199,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       const tables = purgeOptions.tables ?? [];
       const scoped = builtin ? builtin.scopedTables(tables) : [];
       if (!builtin && tables.length > 0) throw customAdapterOnly('storeScopedTables');
-      const { onPurge, ifInstalledBefore, sweep, onCommitted } = purgeOptions;
+      const { onPurge, ifInstalledBefore, sweep, onCommitted, outbox } = purgeOptions;
       const effects =
         scoped.length > 0 || onPurge
           ? async (tx: unknown): Promise<PurgeCounts> => {
@@ -193,11 +209,12 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
             }
           : undefined;
       return adapter.purge(storeId, {
-        now: new Date(),
+        now: await dbNow(),
         ...(ifInstalledBefore ? { ifInstalledBefore } : {}),
         ...(sweep ? { sweep } : {}),
         ...(effects ? { effects } : {}),
         ...(onCommitted ? { onCommitted } : {}),
+        ...(outbox ? { outbox } : {}),
       });
     },
     async claimOnce(namespace, id, expiresAt) {
@@ -216,9 +233,18 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           'needs a namespace and an id (1-256 characters) and a valid expiry date',
         );
       }
-      return adapter.claimOnce(namespace, id, expiresAt, new Date());
+      // The caller's expiry is in its instance's clock: kept as the same
+      // distance from the database's now, so instances share one clock.
+      const now = await dbNow();
+      const dbExpiresAt = new Date(now.getTime() + (expiresAt.getTime() - Date.now()));
+      return adapter.claimOnce(namespace, id, dbExpiresAt, now);
     },
-    migrate: () => adapter.migrate(),
+    now: dbNow,
+    async migrate() {
+      await adapter.migrate();
+      // The first reading now, so the first request does not wait for it.
+      await dbNow().catch(() => undefined);
+    },
     async close() {
       for (const store of sessionStores) store.close();
       sessionStores.clear();

@@ -137,6 +137,8 @@ export interface PurgeOptions {
   sweep?: boolean;
   /** Called once the purge's transaction committed (or skipped), before the scrub. */
   onCommitted?: () => void;
+  /** The outbox entry to settle in the purge's own transaction (see AdapterPurgeOptions.outbox). */
+  outbox?: { eventId: string; sweepAfterMs: number };
 }
 
 /** An uninstall's purge not yet done (the purge outbox). */
@@ -239,6 +241,12 @@ export interface Storage {
    * Expired claims are pruned as a side effect.
    */
   claimOnce(namespace: string, id: string, expiresAt: Date): Promise<boolean>;
+  /**
+   * The database's clock (estimated between readings, see ./clock.ts), in
+   * which leases, due times, outbox schedules and the purge horizon are
+   * decided; the instance's own clock with an adapter that has no `clock()`.
+   */
+  now(): Promise<Date>;
   /** Apply pending migrations (run at start unless the app opts out). */
   migrate(): Promise<void>;
   close(): Promise<void>;

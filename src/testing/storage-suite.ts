@@ -745,6 +745,62 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
         expect(await present(storeId)).toEqual({ installation: true, session: true });
       });
 
+      it('outbox: the purge settles its entry in its own transaction (sweep due after the horizon)', async () => {
+        const storeId = unique('settle');
+        const eventId = unique('evt-settle');
+        await seed(storeId);
+        await a.purgeOutbox.add({ eventId, storeId, eventAt: at(1000) }, at(1000));
+        const [leased] = await a.purgeOutbox.lease(at(2000), {
+          owner: 'worker',
+          until: at(60_000),
+          limit: 1,
+          eventId,
+        });
+        expect(leased?.eventId).toBe(eventId);
+        const event = { ifInstalledBefore: at(1000), outbox: { eventId, sweepAfterMs: 60_000 } };
+        // Rolled back with the purge: still a purge, still leased.
+        await expect(
+          a.purge(storeId, {
+            ...event,
+            now: at(3000),
+            effects: async () => {
+              throw new Error('down');
+            },
+          }),
+        ).rejects.toThrow('down');
+        expect((await a.purgeOutbox.get(eventId))?.kind).toBe('purge');
+        expect(
+          await a.purgeOutbox.lease(at(4000), {
+            owner: 'other',
+            until: at(9000),
+            limit: 5,
+            eventId,
+          }),
+        ).toEqual([]);
+        // Committed: a sweep, due the horizon after the commit, lease freed.
+        expect((await a.purge(storeId, { ...event, now: at(5000) })).purged).toBe(true);
+        const sweep = await a.purgeOutbox.get(eventId);
+        expect(sweep).toMatchObject({ kind: 'sweep', attempts: 0, lastError: null });
+        const due = sweep?.nextAttemptAt.getTime() ?? 0;
+        expect(due).toBeGreaterThanOrEqual(at(65_000).getTime());
+        expect(due).toBeLessThan(at(65_000 + 60_000).getTime());
+        expect(await a.purgeOutbox.due(at(64_999), 1000)).not.toContainEqual(
+          expect.objectContaining({ eventId }),
+        );
+        // A redelivery's re-run is a skipped duplicate: the sweep stays.
+        expect((await a.purge(storeId, { ...event, now: at(6000) })).purged).toBe(false);
+        expect((await a.purgeOutbox.get(eventId))?.kind).toBe('sweep');
+        // The sweep's own run (horizon 0) deletes the entry with it.
+        const swept = await b.purge(storeId, {
+          ...event,
+          now: at(70_000),
+          sweep: true,
+          outbox: { eventId, sweepAfterMs: 0 },
+        });
+        expect(swept.purged).toBe(true);
+        expect(await a.purgeOutbox.get(eventId)).toBeNull();
+      });
+
       it("compares with the platform's install time when the row has one", async () => {
         const storeId = unique('platform-clock');
         // Installed at 100 s in our clock, at 5 s in the platform's.
@@ -801,6 +857,19 @@ export function defineStorageAdapterSuite<Tx>(options: StorageAdapterSuiteOption
           counts: {},
         });
         expect(effects).toBe(1);
+      });
+    });
+
+    describe('clock', () => {
+      it("clock(), when the adapter has one: the database's time (the kit's one clock), moving forward", async () => {
+        if (!a.clock) return;
+        // The one case that reads real time: a database's clock is real time.
+        const first = await a.clock();
+        expect(first).toBeInstanceOf(Date);
+        expect(Math.abs(first.getTime() - Date.now())).toBeLessThan(60_000);
+        await new Promise((r) => setTimeout(r, 20));
+        const second = await b.clock!();
+        expect(second.getTime()).toBeGreaterThan(first.getTime());
       });
     });
 

@@ -62,8 +62,10 @@ export function createWebhooks(deps: {
    */
   outbox?: PurgeOutbox;
   logger?: MinimalLogger;
-  /** Current time in Unix seconds (tests). */
+  /** The platform's time in Unix seconds (see WebhookCoreDeps.nowSeconds). */
   nowSeconds?: () => number;
+  /** Read the platform's clock again (see WebhookCoreDeps.resyncClock). */
+  resyncClock?: () => Promise<boolean>;
   /**
    * The pool the delivery records share, on Postgres/MySQL: records are then
    * admitted at most `poolMax` at a time, waiting at most
@@ -71,6 +73,12 @@ export function createWebhooks(deps: {
    * (SQLite, whose deliveries share one COMMIT; custom adapters)
    */
   recordPool?: { poolMax: number; storageTimeoutMs: number };
+  /**
+   * Hands each delivery's processing to whoever must wait for it: a delivery
+   * answered 202 keeps running, and a shutdown finishes it before storage
+   * closes (src/core/drain.ts). @default none
+   */
+  track?: <T>(work: Promise<T>) => Promise<T>;
 }): KitWebhooks {
   const { storage, options, purge, logger } = deps;
   const registry = createWebhookRegistry();
@@ -114,15 +122,20 @@ export function createWebhooks(deps: {
     }
     return outcome;
   };
+  const track = deps.track;
+  const processTracked: WebhookProcessor = track
+    ? (event) => track(processAndPrune(event))
+    : processAndPrune;
   const handler = createWebhookCore({
     options,
-    process: processAndPrune,
+    process: processTracked,
     ...(logger ? { logger } : {}),
     ...(deps.nowSeconds ? { nowSeconds: deps.nowSeconds } : {}),
+    ...(deps.resyncClock ? { resyncClock: deps.resyncClock } : {}),
   });
   const api: WebhookRegistry = {
     on: registry.on.bind(registry) as WebhookRegistry['on'],
     topics: registry.topics.bind(registry),
   };
-  return { api, handler, process: processAndPrune, path: options.path };
+  return { api, handler, process: processTracked, path: options.path };
 }

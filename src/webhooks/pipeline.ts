@@ -29,6 +29,7 @@ import {
 import { recordError } from '../telemetry/index.js';
 import {
   SIGNATURE_MISMATCH,
+  TIMESTAMP_OUT_OF_TOLERANCE,
   WEBHOOK_BODY_CONSUMED,
   WEBHOOK_HANDLER_FAILED,
   WebhookHandlerError,
@@ -43,8 +44,18 @@ export interface WebhookCoreDeps {
   options: ResolvedWebhookOptions;
   process: WebhookProcessor;
   logger?: MinimalLogger;
-  /** Current time in Unix seconds (tests). */
+  /**
+   * The platform's time in Unix seconds (the kit's estimate from its `Date`
+   * headers): delivery timestamps are the platform's, compared in its clock.
+   * @default the instance's clock
+   */
   nowSeconds?: () => number;
+  /**
+   * Read the platform's clock again (rate-limited by the caller); true when a
+   * new reading arrived. A timestamp out of tolerance is checked once more
+   * after it: the estimate may be missing (a fresh instance) or stale.
+   */
+  resyncClock?: () => Promise<boolean>;
 }
 
 /** Seconds a sender turned away for `maxUnverifiedBytes` is asked to wait. */
@@ -83,6 +94,15 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
   const nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const ackClock = createAckClock(options.ackTimeoutMs);
   const check = { headers: options.headers, toleranceSeconds: options.toleranceSeconds };
+  function headerFailure(headers: WebhookHeaders): WebhookVerificationError | undefined {
+    try {
+      checkDeliveryHeaders(headers, { ...check, nowSeconds: nowSeconds() });
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+      return err;
+    }
+  }
 
   return {
     /** 405 for another method, 415 for another content type, else undefined. */
@@ -102,17 +122,20 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
       return undefined;
     },
 
-    /** Standard Webhooks: unsigned, stale or malformed headers refused before any body byte. */
-    refuseHeaders(headers: WebhookHeaders, path: string): CoreResponse | undefined {
+    /**
+     * Standard Webhooks: unsigned, stale or malformed headers refused before
+     * any body byte. A timestamp out of tolerance is checked again after
+     * reading the platform's clock once more (`resyncClock`).
+     */
+    async refuseHeaders(headers: WebhookHeaders, path: string): Promise<CoreResponse | undefined> {
       if (options.scheme !== 'standard-webhooks') return undefined;
-      try {
-        checkDeliveryHeaders(headers, { ...check, nowSeconds: nowSeconds() });
-      } catch (err) {
-        if (!(err instanceof WebhookVerificationError)) throw err;
-        logger?.warn({ errorCode: err.code, path }, 'webhook delivery refused');
-        return refusal(err.status ?? 401, err.code, err.message);
+      let failure = headerFailure(headers);
+      if (failure?.code === TIMESTAMP_OUT_OF_TOLERANCE && (await deps.resyncClock?.())) {
+        failure = headerFailure(headers);
       }
-      return undefined;
+      if (!failure) return undefined;
+      logger?.warn({ errorCode: failure.code, path }, 'webhook delivery refused');
+      return refusal(failure.status ?? 401, failure.code, failure.message);
     },
 
     tooLarge(): CoreResponse {
@@ -270,7 +293,7 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
     const headers = headersOf(req);
     const refused =
       decide.refuseRequest(req.method, req.header('content-type')) ??
-      decide.refuseHeaders(headers, req.path);
+      (await decide.refuseHeaders(headers, req.path));
     if (refused) return early(req, refused);
     const declared = declaredLength(req);
     if (declared !== undefined && declared > options.maxBodyBytes) {

@@ -326,7 +326,7 @@ describe('DATABASE_URL', () => {
   });
 
   it('storage.purgeRewrite: a rewrite every 30 s by default, false or another interval, a bad one named at start', () => {
-    expect(resolveConfig({}, ENV).storage.purgeRewrite).toEqual({ minIntervalMs: 30_000 });
+    expect(resolveConfig({}, ENV).storage.purgeRewrite).toEqual({ minIntervalMs: 600_000 });
     expect(resolveConfig({ storage: { purgeRewrite: false } }, ENV).storage.purgeRewrite).toBe(
       false,
     );

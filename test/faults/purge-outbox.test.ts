@@ -111,9 +111,11 @@ describe('purge outbox', () => {
 
     // The outbox retries with backoff (first retry after ~1 s) until the purge is done.
     release();
+    // Done at the purge's commit (its row turns into the sweep there); logged once the outbox finished.
     await vi.waitFor(
       async () => {
         expect(await h!.kit.pendingPurges()).toEqual([]);
+        expect(logged('purge.completed')).toBe(true);
       },
       { timeout: 15_000, interval: 200 },
     );

@@ -28,6 +28,8 @@ export function multiInstanceSuite(kind: ServerKind) {
   let instances: Instance[] = [];
   let config: InstanceConfig;
   let storeId: string;
+  /** How far the cases moved the platform's clock: it signs deliveries in it. */
+  let platformAheadSeconds = 0;
   const browser = new Browser();
 
   beforeAll(async () => {
@@ -122,6 +124,7 @@ export function multiInstanceSuite(kind: ServerKind) {
       for (const i of instances)
         expect((await getJson(`${i.url}/api/first-product`)).status).toBe(200);
       platform.advanceClock(86_400 + 60);
+      platformAheadSeconds += 86_400 + 60;
       const before = platform.stats().tokenRequests.refresh_token;
       const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v.value}`).join('; ');
       const statuses = await Promise.all(
@@ -145,7 +148,8 @@ export function multiInstanceSuite(kind: ServerKind) {
       const [a, b] = instances as [Instance, Instance];
       for (let round = 0; round < 5; round++) {
         const id = `msg_${randomBytes(8).toString('hex')}`;
-        const ts = Math.floor(Date.now() / 1000);
+        // Signed as the platform signs: in its clock (moved ahead by the refresh case).
+        const ts = Math.floor(Date.now() / 1000) + platformAheadSeconds;
         const body = JSON.stringify({ type: 'test.effect', data: { store_id: storeId, round } });
         const headers = {
           'content-type': 'application/json',

@@ -299,6 +299,18 @@ describe('a pair waiting to be stored meets another process', () => {
     expect((await tokens.getInstallation(inst.storeId)).accessToken).toBe('their-access-token');
   });
 
+  it('a shutdown writes the pair once more before storage closes; one still refused is counted', async () => {
+    const { fx, inst, tokens, served, allow } = await setup();
+    // Still refused: the pair stays (and is lost with the process: another one re-refreshes).
+    expect(await tokens.flushPendingWrites()).toBe(1);
+    allow();
+    // At once, not at the next retry: the kit's close calls this before storage closes.
+    expect(await tokens.flushPendingWrites()).toBe(0);
+    expect(tokens.pendingWrites()).toBe(0);
+    const stored = await fx.storage.installations.get(inst.storeId);
+    expect(stored!.refreshToken).toBe(served.refreshToken);
+  });
+
   it('a purge drops the pair: it is never written back for a store that is gone', async () => {
     const { fx, inst, tokens, allow } = await setup();
     await fx.storage.purge(inst.storeId, { tables: [] });

@@ -47,15 +47,23 @@ const noteCount = async (h: Harness) =>
   (await (h.kit.db as SqliteDatabase).select().from(notes).where(eq(notes.storeId, h.storeId)))
     .length;
 
-/** Posts the platform's uninstall payload again, signed, under `id` (same id = redelivery). */
-async function deliver(h: Harness, payload: unknown, id: string): Promise<number> {
+/**
+ * Posts the platform's uninstall payload again, signed, under `id` (same id =
+ * redelivery), at `signedAtMs` in the platform's clock (a platform signs with its own).
+ */
+async function deliver(
+  h: Harness,
+  payload: unknown,
+  id: string,
+  signedAtMs: number,
+): Promise<number> {
   const body = JSON.stringify(payload);
   const secret = internalsOf(h.kit).config.webhooks.secrets[0]!;
   const res = await fetch(`${h.appUrl}/webhooks`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      ...webhookHeaders(secret, id, Math.floor(Date.now() / 1000), body),
+      ...webhookHeaders(secret, id, Math.floor(signedAtMs / 1000), body),
     },
     body,
   });
@@ -106,8 +114,9 @@ describe.each([
     expect(Math.abs(reinstall!.platformInstalledAt!.getTime() - platformNow)).toBeLessThan(5_000);
 
     // 3. The old uninstall again: redelivered (same id) and a late copy (new id).
-    expect(await deliver(h, first!.payload, first!.id)).toBe(200);
-    expect(await deliver(h, first!.payload, `msg_${randomUUID()}`)).toBe(200);
+    const signedAt = Date.now() + (skewSeconds + 3) * 1000;
+    expect(await deliver(h, first!.payload, first!.id, signedAt)).toBe(200);
+    expect(await deliver(h, first!.payload, `msg_${randomUUID()}`, signedAt)).toBe(200);
     expect(await noteCount(h)).toBe(1);
     expect((await h.kit.installations.get(h.storeId))?.accessToken).toBe(reinstall!.accessToken);
 

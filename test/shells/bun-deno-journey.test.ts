@@ -145,6 +145,8 @@ describe.each([
   let clientSecret: string;
   const tokens: string[] = [];
   let storeId: string;
+  /** How far the cases moved the platform's clock: it signs deliveries in it. */
+  let platformAheadSeconds = 0;
   let dropDb: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
@@ -223,6 +225,7 @@ describe.each([
     // Only the platform's clock moves: it refuses the token the runtime's kit still thinks valid.
     const refreshes = platform.stats().tokenRequests.refresh_token;
     platform.advanceClock(86_400 + 60);
+    platformAheadSeconds += 86_400 + 60;
     const refreshed = await call();
     expect(refreshed.status).toBe(200);
     expect(platform.stats().tokenRequests.refresh_token - refreshes).toBe(1);
@@ -278,7 +281,8 @@ describe.each([
     const body = JSON.stringify({ type: 'app.uninstalled', data: { store_id: storeId } });
     const headers = { 'content-type': 'application/json' };
     expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(400);
-    const now = Math.floor(Date.now() / 1000);
+    // Signed as the platform signs: in its clock (moved ahead by the refresh case above).
+    const now = Math.floor(Date.now() / 1000) + platformAheadSeconds;
     const forged = sign(`whsec_${randomBytes(32).toString('base64')}`, 'msg_forged', now, body);
     const bad = await fetch(url, { method: 'POST', headers: { ...headers, ...forged }, body });
     expect(bad.status).toBe(401);

@@ -303,7 +303,24 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
         return n;
       },
     },
-    purge(storeId, { ifInstalledBefore, sweep, effects, now }) {
+    purge(storeId, { ifInstalledBefore, sweep, effects, now, outbox }) {
+      const started = performance.now();
+      // The outbox entry settles with the purge (last, once nothing can throw).
+      const settle = () => {
+        const p = outbox && db.outbox.get(outbox.eventId);
+        if (!outbox || !p) return;
+        if (outbox.sweepAfterMs <= 0) db.outbox.delete(outbox.eventId);
+        else {
+          const due = +now + Math.ceil(performance.now() - started) + outbox.sweepAfterMs;
+          Object.assign(p, {
+            kind: 'sweep',
+            attempts: 0,
+            nextAttemptAt: new Date(due),
+            lastError: null,
+            lease: null,
+          });
+        }
+      };
       return transaction(async (tx) => {
         const r = row(storeId);
         const installedAt = r ? (r.platformInstalledAt ?? r.installedAt) : undefined;
@@ -332,12 +349,16 @@ export function openMemoryAdapter(db: MemoryDatabase): StorageAdapter<MemoryTx> 
           if (s.storeId === storeId && db.sessions.delete(sid)) sessions++;
         }
         counts['store_app_sessions'] = sessions;
-        if (sweep && !Object.values(counts).some((n) => n > 0)) return { purged: true, counts };
+        if (sweep && !Object.values(counts).some((n) => n > 0)) {
+          settle();
+          return { purged: true, counts };
+        }
         db.audit.push({
           storeId,
           purgedAt: +now,
           eventAt: ifInstalledBefore ? +ifInstalledBefore : null,
         });
+        settle();
         return { purged: true, counts };
       });
     },

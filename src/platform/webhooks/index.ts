@@ -65,6 +65,12 @@ export function createWebhookDispatcher(deps: {
   logger: Logger | undefined;
   /** Fault injection: copies of each attempt to send (0 = drop it). @default () => 1 */
   copies?: () => number;
+  /**
+   * The platform's clock in Unix seconds, which deliveries are signed with
+   * (as its answers' `Date` is: one clock, moved by advanceClock).
+   * @default real time
+   */
+  nowSeconds?: () => number;
 }): WebhookDispatcher {
   const { db, apps, schedule, timeoutMs, logger } = deps;
   const copiesOf = deps.copies ?? (() => 1);
@@ -110,7 +116,8 @@ export function createWebhookDispatcher(deps: {
     let status: number | undefined;
     let error: string | undefined;
     const copies = copiesOf();
-    const headers = webhookHeaders(app.webhookSecret, row.id, Math.floor(started / 1000), row.body);
+    const signedAt = deps.nowSeconds?.() ?? Math.floor(started / 1000);
+    const headers = webhookHeaders(app.webhookSecret, row.id, signedAt, row.body);
     async function send(): Promise<number> {
       const res = await fetch(row!.url, {
         method: 'POST',

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
 import type { LaunchWatch } from '../../authenticated/launch-watch.js';
 import { createBrowserSessions } from '../../core/browser-session.js';
+import type { Drain } from '../../core/drain.js';
 import type { CoreRequest } from '../../core/http.js';
 import type { KitRoutes, RouteMatch } from '../../core/routes.js';
 import type { KitSessionStore } from '../../core/session-store.js';
@@ -42,6 +43,8 @@ export interface ExpressShellDeps {
   authenticate(req: CoreRequest, frameAncestors?: string): Promise<AuthDecision>;
   fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
   launchWatch: LaunchWatch | undefined;
+  /** The composition's drain state: requests counted in flight, `Connection: close` while draining. */
+  drain: Drain;
 }
 
 export interface ExpressShell {
@@ -66,6 +69,13 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   const appHeaders = deps.headers.options.scope === 'app' ? applyHeaders : undefined;
   const watch = deps.launchWatch ? expressLaunchWatch(deps.launchWatch) : undefined;
   const attachLog = attachRequestLog(logger);
+  const { drain } = deps;
+  // Responses under way: those whose headers are not sent when draining begins say close too.
+  const live = new Set<Response>();
+  drain.onBegin(() => {
+    for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
+    live.clear();
+  });
 
   /** A kit route: the core's (wrapped) handler through the adapter; a throw reaches the error handler. */
   function runKit(m: RouteMatch, req: Request, res: Response, next: NextFunction): void {
@@ -87,8 +97,17 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   // unless `securityHeaders.scope` is 'app', no session: `req.session` stays the app's),
   // so the kit is a guest in an existing app. One layer, and no route layers: each layer
   // Express dispatches costs every request of the app a dispatch and its garbage
-  // (issues 15 and 24).
+  // (issues 15 and 24). The layer also counts the request in flight for a shutdown.
   router.use(function storeAppRequestStart(req, res, next) {
+    // In flight until the response closes: a shutdown waits for it before storage closes.
+    const leave = drain.enterRequest();
+    // Draining: the client's next request goes over a new connection, to another instance.
+    if (drain.draining()) res.setHeader('connection', 'close');
+    else live.add(res);
+    res.once('close', () => {
+      live.delete(res);
+      leave();
+    });
     attachLog(req, res);
     checkParsers?.(req);
     watch?.note(req, res);

@@ -10,6 +10,7 @@ import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index
 import { isBearerRequest } from '../../core/bearer.js';
 import { createBrowserSessions } from '../../core/browser-session.js';
 import { readCookie } from '../../core/cookies.js';
+import type { Drain } from '../../core/drain.js';
 import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
 import type { KitRoutes } from '../../core/routes.js';
 import { applyHeaderSet, type HeaderSet } from '../../core/security-headers.js';
@@ -39,6 +40,12 @@ export interface FetchShellDeps {
   sessionStore: KitSessionStore;
   /** The core's `authenticate` (bearer, launch, cookie session). */
   authenticate(req: CoreRequest): Promise<AuthDecision>;
+  /**
+   * Its in-memory form (`createMemoryAuthenticate`): a bearer token verified before,
+   * for a store whose installation is in memory, by the same rules; undefined sends
+   * the request down the full path.
+   */
+  fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
   /** The kit's header set, or undefined when `securityHeaders.enabled` is false. */
   headerSet: HeaderSet | undefined;
   /** The launch token's query parameter, dropped from the URL a launch redirects to. */
@@ -46,7 +53,15 @@ export interface FetchShellDeps {
   /** Said once when a request reaches the kit without a client address. */
   noAddressWarning: string;
   logger: Logger;
+  /** The composition's drain state: requests counted in flight, `Connection: close` while draining. */
+  drain: Drain;
 }
+
+/** A Fetch handler as Bun, Deno, Hono and the Node adapters call it. */
+export type FetchHandler<A extends unknown[]> = (
+  request: Request,
+  ...rest: A
+) => Response | Promise<Response>;
 
 export interface FetchShell {
   /** The kit's answer to `request`, or null when it is not a kit route. */
@@ -59,6 +74,11 @@ export interface FetchShell {
   authenticate(request: Request, options?: FetchOptions): Promise<AuthenticatedStore | Response>;
   /** `response` with the kit's header set added (the app's own headers kept). */
   secureResponse(request: Request, response: Response): Response;
+  /**
+   * `handler` counted in flight until its `Response` is returned (a shutdown
+   * waits for it), answering with `Connection: close` while the kit drains.
+   */
+  track<A extends unknown[]>(handler: FetchHandler<A>): FetchHandler<A>;
 }
 
 const INTERNAL = () =>
@@ -73,6 +93,30 @@ function relativePath(pathname: string, appPath: string): string | undefined {
   const rest = pathname.slice(appPath.length);
   if (rest === '') return '/';
   return rest.startsWith('/') ? rest : undefined;
+}
+
+/** A path made only of these is read from `Request.url` as it stands (no parse). */
+const PLAIN_PATH = /^\/[A-Za-z0-9_~/-]*$/;
+/** What an authority cannot hold (the URL is not a serialisation): the parser decides. */
+const NOT_AUTHORITY = /[?#\\]/;
+
+/**
+ * The path of a request's URL: `new URL(url).pathname`, without parsing the URL on
+ * every request of the app. `Request.url` is already the URL parser's serialisation,
+ * where the path runs from the first `/` after `scheme://host` to `?` or `#`; a path
+ * with anything but letters, digits, `_~-/` (percent-escapes, dot segments, a
+ * backslash) or a URL of another shape goes through the parser.
+ */
+export function pathnameOf(url: string): string {
+  const from = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : -1;
+  const slash = from === -1 ? -1 : url.indexOf('/', from);
+  if (slash !== -1) {
+    let end = url.indexOf('?', slash);
+    if (end === -1) end = url.indexOf('#', slash);
+    const path = end === -1 ? url.slice(slash) : url.slice(slash, end);
+    if (PLAIN_PATH.test(path) && !NOT_AUTHORITY.test(url.slice(from, slash))) return path;
+  }
+  return new URL(url).pathname;
 }
 
 /** Builds the Fetch shell over the kit's route table. */
@@ -100,6 +144,20 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     return response;
   }
 
+  /** While draining, the answer tells the client to take its next request elsewhere. */
+  function closing(response: Response): Response {
+    if (!deps.drain.draining()) return response;
+    try {
+      response.headers.set('connection', 'close');
+      return response;
+    } catch {
+      // Immutable headers (a Response from fetch(), Response.redirect): a copy takes them.
+      const copy = new Response(response.body, response);
+      copy.headers.set('connection', 'close');
+      return copy;
+    }
+  }
+
   function warnNoAddress(options: FetchOptions): void {
     if (warnedNoAddress || options.remoteAddress !== undefined) return;
     warnedNoAddress = true;
@@ -108,25 +166,31 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
 
   return {
     async fetch(request, options = {}) {
-      const pathname = new URL(request.url).pathname;
-      const path = relativePath(pathname, deps.appPath);
+      const path = relativePath(pathnameOf(request.url), deps.appPath);
       const match =
         path === undefined ? undefined : deps.routes.match(request.method.toUpperCase(), path);
       if (!match) return null;
       warnNoAddress(options);
       const { core, cookies } = coreOf(request, options, path);
       const browser = match.route.audience === 'browser';
+      const leave = deps.drain.enterRequest();
       try {
         const r = await deps.routes.run(match)(core);
         r.cookies.push(...cookies);
-        return answer(request, r, browser);
+        return closing(answer(request, r, browser));
       } catch (err) {
         // No stack or message of ours reaches the client: the log has it.
         logger.error({ err, route: match.route.id }, 'kit route failed');
-        return answer(request, INTERNAL(), browser);
+        return closing(answer(request, INTERNAL(), browser));
+      } finally {
+        leave();
       }
     },
     async authenticate(request, options = {}) {
+      // An embedded page's API calls: a bearer token seen before, answered from memory
+      // without building a core request or its session (as `kit.authenticated()` does).
+      const known = deps.fromMemory(request.headers.get('authorization') ?? undefined);
+      if (known !== undefined) return known;
       const { core, cookies } = coreOf(request, options);
       let decision: AuthDecision;
       try {
@@ -160,6 +224,16 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
         applyHeaderSet(copy.headers, headerSet, bearer);
         return copy;
       }
+    },
+    track(handler) {
+      return async function storeAppTracked(request, ...rest) {
+        const leave = deps.drain.enterRequest();
+        try {
+          return closing(await handler(request, ...rest));
+        } finally {
+          leave();
+        }
+      };
     },
   };
 }

@@ -207,17 +207,11 @@ function openTransaction(db: D1Drizzle) {
   };
 }
 
-/**
- * The kit's storage on a D1 binding. Construct it in the Worker from
- * `env.DB`; nothing is opened until the first call.
- *
- * @example
- * const adapter = d1Adapter(env.DB);
- */
-export function d1Adapter(
+/** Checks `d1Adapter`'s binding and options when it is built: one error naming the setting. */
+function d1Settings(
   binding: D1DatabaseBinding,
-  options: D1AdapterOptions = {},
-): StorageAdapter<D1Transaction> {
+  options: D1AdapterOptions,
+): { timeoutMs: number; migrationsTable: string } {
   if (binding === null || typeof binding !== 'object' || typeof binding.prepare !== 'function') {
     throw new ConfigError(
       'd1Adapter',
@@ -232,6 +226,75 @@ export function d1Adapter(
   if (!TABLE_NAME.test(migrationsTable)) {
     throw new ConfigError('d1Adapter migrationsTable', 'must be a plain SQL table name');
   }
+  return { timeoutMs, migrationsTable };
+}
+
+/** The lock statements on a D1 database: a claims row per webhook id or store, in D1's clock. */
+function d1Locks(db: D1Drizzle) {
+  const releaseLock = (key: string, until: number) =>
+    db.run(sql`
+      DELETE FROM store_app_claims
+      WHERE namespace = ${LOCK_NAMESPACE} AND id = ${key} AND expires_at = ${until}`);
+  return {
+    /** The statement taking lock `key` unless `unless` (a SQL condition) holds; returns its expiry. */
+    takeLock(key: string, unless: SQL = sql`0`) {
+      return db.all<{ expires_at: number }>(sql`
+        INSERT INTO store_app_claims (namespace, id, expires_at)
+        SELECT ${LOCK_NAMESPACE}, ${key}, ${DB_NOW} + ${D1_LOCK_MS} WHERE NOT (${unless})
+        ON CONFLICT (namespace, id) DO UPDATE SET expires_at = excluded.expires_at
+        WHERE store_app_claims.expires_at <= ${DB_NOW}
+        RETURNING expires_at`);
+    },
+
+    releaseLock,
+
+    async release(key: string, until: number): Promise<void> {
+      // Best effort: a lock left behind ends on its own after D1_LOCK_MS.
+      await releaseLock(key, until).catch(() => undefined);
+    },
+
+    /** Aborts its batch (a NOT NULL violation) unless the lock is still held at `until`. */
+    assertLock(key: string, until: number) {
+      return db.run(sql`
+        INSERT INTO store_app_claims (namespace, id, expires_at)
+        SELECT ${GUARD_NAMESPACE}, NULL, 0
+        WHERE NOT EXISTS (
+          SELECT 1 FROM store_app_claims
+          WHERE namespace = ${LOCK_NAMESPACE} AND id = ${key} AND expires_at = ${until})`);
+    },
+  };
+}
+
+/** Whether a batch failed because `assertLock` found its lock gone (its NOT NULL violation). */
+const lockLost = (err: unknown) =>
+  /NOT NULL constraint failed: store_app_claims\.id/.test(String((err as Error)?.message));
+
+/** The statement recording a pending purge (kept when its event id is recorded already). */
+const outboxInsert = (db: D1Drizzle, entry: PendingPurgeEntry, now: Date) =>
+  db
+    .insert(schema.pendingPurges)
+    .values({
+      eventId: entry.eventId,
+      storeId: entry.storeId,
+      eventAt: entry.eventAt,
+      createdAt: now,
+      attempts: 0,
+      nextAttemptAt: now,
+    })
+    .onConflictDoNothing({ target: schema.pendingPurges.eventId });
+
+/**
+ * The kit's storage on a D1 binding. Construct it in the Worker from
+ * `env.DB`; nothing is opened until the first call.
+ *
+ * @example
+ * const adapter = d1Adapter(env.DB);
+ */
+export function d1Adapter(
+  binding: D1DatabaseBinding,
+  options: D1AdapterOptions = {},
+): StorageAdapter<D1Transaction> {
+  const { timeoutMs, migrationsTable } = d1Settings(binding, options);
   const db = drizzle(binding as never) as D1Drizzle;
   const dialect = new SQLiteAsyncDialect();
   const t = schema;
@@ -265,34 +328,7 @@ export function d1Adapter(
 
   // --- Locks: a claims row per webhook id or store, in D1's clock ---------
 
-  /** The statement taking lock `key` unless `unless` (a SQL condition) holds; returns its expiry. */
-  function takeLock(key: string, unless: SQL = sql`0`) {
-    return db.all<{ expires_at: number }>(sql`
-      INSERT INTO store_app_claims (namespace, id, expires_at)
-      SELECT ${LOCK_NAMESPACE}, ${key}, ${DB_NOW} + ${D1_LOCK_MS} WHERE NOT (${unless})
-      ON CONFLICT (namespace, id) DO UPDATE SET expires_at = excluded.expires_at
-      WHERE store_app_claims.expires_at <= ${DB_NOW}
-      RETURNING expires_at`);
-  }
-
-  function releaseLock(key: string, until: number) {
-    return db.run(sql`
-      DELETE FROM store_app_claims
-      WHERE namespace = ${LOCK_NAMESPACE} AND id = ${key} AND expires_at = ${until}`);
-  }
-
-  /** Aborts its batch (a NOT NULL violation) unless the lock is still held at `until`. */
-  function assertLock(key: string, until: number) {
-    return db.run(sql`
-      INSERT INTO store_app_claims (namespace, id, expires_at)
-      SELECT ${GUARD_NAMESPACE}, NULL, 0
-      WHERE NOT EXISTS (
-        SELECT 1 FROM store_app_claims
-        WHERE namespace = ${LOCK_NAMESPACE} AND id = ${key} AND expires_at = ${until})`);
-  }
-
-  const lockLost = (err: unknown) =>
-    /NOT NULL constraint failed: store_app_claims\.id/.test(String((err as Error)?.message));
+  const { takeLock, releaseLock, assertLock, release } = d1Locks(db);
 
   /**
    * Takes lock `key`, waiting while another instance holds it, up to
@@ -317,11 +353,6 @@ export function d1Adapter(
       }
       await sleep(Math.min(10 * 2 ** attempt, 100));
     }
-  }
-
-  async function release(key: string, until: number): Promise<void> {
-    // Best effort: a lock left behind ends on its own after D1_LOCK_MS.
-    await releaseLock(key, until).catch(() => undefined);
   }
 
   // --- Installations and the refresh lease --------------------------------
@@ -489,22 +520,10 @@ export function d1Adapter(
   // --- Purge outbox -----------------------------------------------------------
 
   const p = t.pendingPurges;
-  const outboxInsert = (entry: PendingPurgeEntry, now: Date) =>
-    db
-      .insert(p)
-      .values({
-        eventId: entry.eventId,
-        storeId: entry.storeId,
-        eventAt: entry.eventAt,
-        createdAt: now,
-        attempts: 0,
-        nextAttemptAt: now,
-      })
-      .onConflictDoNothing({ target: p.eventId });
 
   const purgeOutbox: StorageAdapter['purgeOutbox'] = {
     async add(entry, now) {
-      await run('recording a pending purge', () => outboxInsert(entry, now));
+      await run('recording a pending purge', () => outboxInsert(db, entry, now));
     },
     async due(now, limit) {
       const rows = await run('listing due purges', () =>
@@ -614,7 +633,7 @@ export function d1Adapter(
           // A plain INSERT: if another instance committed this id meanwhile
           // (this lock ran out), the primary key rolls the whole batch back.
           db.insert(w).values({ webhookId, topic, receivedAt }),
-          ...purges.map((entry) => outboxInsert(entry, receivedAt)),
+          ...purges.map((entry) => outboxInsert(db, entry, receivedAt)),
           ...writes,
           releaseLock(key, until),
         ]);
@@ -685,6 +704,7 @@ export function d1Adapter(
 
   const purge: StorageAdapter<D1Transaction>['purge'] = async (storeId, options) => {
     const what = 'purging a store';
+    const started = performance.now();
     const key = `purge:${storeId}`;
     const taken = await acquire(what, key);
     if (taken === null) throw new Error('unreachable: a purge lock has no "done" check');
@@ -700,6 +720,29 @@ export function d1Adapter(
     // Like the built-in adapter: only once committed (or skipped), never after a failure.
     options.onCommitted?.();
     return result;
+
+    /** The statement settling the purge's outbox entry (AdapterPurgeOptions.outbox), if any. */
+    function settleOutbox(): D1Write[] {
+      const { outbox } = options;
+      if (!outbox) return [];
+      const where = eq(p.eventId, outbox.eventId);
+      if (outbox.sweepAfterMs <= 0) return [db.delete(p).where(where)];
+      // `now` carried to the commit on the monotonic clock, then the horizon.
+      const due = options.now.getTime() + Math.ceil(performance.now() - started);
+      return [
+        db
+          .update(p)
+          .set({
+            kind: 'sweep',
+            attempts: 0,
+            nextAttemptAt: new Date(due + outbox.sweepAfterMs),
+            lastError: null,
+            leaseOwner: null,
+            leaseUntil: null,
+          })
+          .where(where),
+      ];
+    }
 
     async function decideAndCommit(): Promise<PurgeResult> {
       const skip = { purged: false, counts: {} };
@@ -765,6 +808,8 @@ export function d1Adapter(
           audit,
           db.run(sql`DELETE FROM store_app_installations WHERE ${installation}`),
           db.delete(s).where(eq(s.storeId, storeId)),
+          // The outbox entry settles in the purge's batch: no crash separates them.
+          ...settleOutbox(),
           releaseLock(key, until),
         ]);
       } catch (err) {
@@ -848,6 +893,13 @@ export function d1Adapter(
     purgeOutbox,
     sessions,
     purge,
+    // D1's own clock (one database, one clock), as the adapter's locks use.
+    async clock() {
+      const rows = await run('reading the database clock', () =>
+        db.all<{ ms: number }>(sql`SELECT ${DB_NOW} AS ms`),
+      );
+      return new Date(Math.round(Number(rows[0]?.ms)));
+    },
     migrate,
     async close() {
       // A binding has nothing to release; calls after close reject.

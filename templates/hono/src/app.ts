@@ -65,21 +65,20 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
   // (/webhooks) and /healthz. A Request carries no client address: the socket's is
   // passed so the install callback's per-source limit works (behind a proxy, pass
   // the address your proxy reports instead).
+  // The app's own answers then carry the kit's security headers, the set an Express
+  // route behind kit.authenticated() gets (CSP with the admin's frame-ancestors, HSTS,
+  // nosniff, Referrer-Policy, COOP…; an API call with its bearer token gets nosniff,
+  // HSTS and Vary: Authorization). Headers a route sets itself (the page's CSP) are
+  // kept. They are added in place: a Response assigned to c.res is copied by Hono
+  // (its body through a stream), so c.res is replaced only when the kit had to copy.
   app.use('*', async (c, next) => {
     const answered = await kit.fetch(c.req.raw, {
       remoteAddress: c.env.incoming.socket.remoteAddress,
     });
     if (answered) return answered;
     await next();
-  });
-
-  // The app's own answers carry the kit's security headers, the set an Express route
-  // behind kit.authenticated() gets (CSP with the admin's frame-ancestors, HSTS, nosniff,
-  // Referrer-Policy, COOP…; an API call with its bearer token gets nosniff, HSTS and
-  // Vary: Authorization). Headers a route sets itself (the page's CSP) are kept.
-  app.use('*', async (c, next) => {
-    await next();
-    c.res = kit.secureResponse(c.req.raw, c.res);
+    const secured = kit.secureResponse(c.req.raw, c.res);
+    if (secured !== c.res) c.res = secured;
   });
 
   const api = new Hono<AppEnv>();

@@ -6,7 +6,7 @@ import { SERVER_OPTIONS } from './server-options.js';
 import { exitOnStartFailure } from './start-errors.js';
 
 loadDotEnv();
-const { app, close } = await createApp().catch(exitOnStartFailure);
+const { app, kit, close } = await createApp().catch(exitOnStartFailure);
 const port = Number(process.env['PORT'] ?? 3000);
 const server = createAdaptorServer({ fetch: app.fetch, serverOptions: SERVER_OPTIONS }) as Server;
 server.listen(port);
@@ -22,9 +22,7 @@ server.on('error', (err: NodeJS.ErrnoException) => {
   void close().finally(() => process.exit(1));
 });
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    server.close();
-    void close();
-  });
-}
+// SIGTERM and SIGINT: health answers 503 "draining", keep-alive clients are told to close,
+// requests already accepted finish, then the kit closes and the process exits, within
+// shutdown.deadlineMs (8 s). See store-app-kit's docs/operations.md.
+kit.shutdownOnSignals({ server });

@@ -11,7 +11,7 @@ try {
   console.error((err as Error).message);
   process.exit(1);
 }
-const { app, close } = await createApp();
+const { app, kit, close } = await createApp();
 const port = Number(process.env['PORT'] ?? 3000);
 const server = createServer(SERVER_OPTIONS, app);
 server.listen(port);
@@ -27,9 +27,7 @@ server.on('error', (err: NodeJS.ErrnoException) => {
   void close().finally(() => process.exit(1));
 });
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    server.close();
-    void close();
-  });
-}
+// SIGTERM and SIGINT: health answers 503 "draining", keep-alive clients are told to close,
+// requests already accepted finish, then the kit closes and the process exits, within
+// shutdown.deadlineMs (8 s). See store-app-kit's docs/operations.md.
+kit.shutdownOnSignals({ server });
