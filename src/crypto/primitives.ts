@@ -59,11 +59,15 @@ export function toBase64url(bytes: Uint8Array): string {
 }
 
 /**
- * Bytes of base64 or base64url text (padding optional). Throws on anything
- * else, as `atob` does.
+ * Bytes of base64 or base64url text (padding optional). Throws on a character
+ * outside those alphabets, as `atob` does.
  */
 export function fromBase64(text: string): Uint8Array {
-  const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  const all = text.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
+  // A lone trailing character carries no whole byte: dropped, as Node's Buffer.from(…,
+  // 'base64') drops it (atob throws), so a key of the wrong length is refused by its
+  // length check, naming the setting.
+  const b64 = all.length % 4 === 1 ? all.slice(0, -1) : all;
   const binary = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
