@@ -53,7 +53,7 @@ import {
   type StoreAppStorageOptions,
   storageOptionsSchema,
 } from '../storage/options.js';
-import { validateStoreScopedTables } from '../storage/repositories.js';
+import { validateStoreScopedTables } from '../storage/scoped-tables.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 import {
   type ResolvedWebhookOptions,
