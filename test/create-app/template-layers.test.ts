@@ -61,6 +61,34 @@ describe.each(templates)('create-store-app --template %s', (template) => {
     });
     await expect(listing(dir)).toMatchFileSnapshot(`__snapshots__/scaffolded-${template}.txt`);
   });
+
+  it('lists in its package.json every package its code imports (the shared layer included)', async () => {
+    // A file of a shared layer can import a package one template's package.json forgot: this
+    // repository's node_modules hides it, a scaffolded project's `npm run build` does not.
+    const dir = join(work, `${template}-imports`);
+    await scaffold({ targetDir: dir, template, templatesDir, install: false, git: false, env: {} });
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<
+      'dependencies' | 'devDependencies',
+      Record<string, string> | undefined
+    >;
+    const declared = new Set([
+      ...Object.keys(pkg.dependencies ?? {}),
+      ...Object.keys(pkg.devDependencies ?? {}),
+    ]);
+    const missing = new Set<string>();
+    for (const f of filesUnder(dir, (n) => n === 'node_modules')) {
+      if (!/\.(ts|tsx|mts)$/.test(f)) continue;
+      const code = readFileSync(join(dir, f), 'utf8');
+      for (const [, spec] of code.matchAll(/(?:from|import)\s*\(?\s*'([^'.][^']*)'/g)) {
+        if (spec!.startsWith('node:')) continue;
+        const name = spec!.startsWith('@')
+          ? spec!.split('/').slice(0, 2).join('/')
+          : spec!.split('/')[0]!;
+        if (!declared.has(name)) missing.add(`${name} (${f})`);
+      }
+    }
+    expect([...missing]).toEqual([]);
+  });
 });
 
 describe('the shared layer', () => {
