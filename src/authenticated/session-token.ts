@@ -9,11 +9,11 @@
  *   (docs/platform-contract.md, "Launching an embedded app"): signed with the
  *   app's client secret, `iss` = the platform, `aud` = client id, `sub` = store.
  */
-import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { createLru } from '../cache/lru.js';
 import { isStoreId } from '../core/store-id.js';
 import { deriveSubkey } from '../crypto/index.js';
+import { randomUUID, utf8 } from '../crypto/primitives.js';
 import { ConfigError, StorageError, StoreAppError } from '../errors/index.js';
 import {
   LAUNCH_TOKEN_INVALID,
@@ -316,7 +316,7 @@ export function createLaunchVerifier(config: {
    */
   claim?: (jti: string, expiresAt: Date) => Promise<boolean>;
 }): LaunchVerifier {
-  const key = createSecretKey(Buffer.from(config.clientSecret, 'utf8'));
+  const key = utf8(config.clientSecret);
   /** jti → expiry (ms): a launch URL replayed from history or a log starts no second session. */
   const used = new Map<string, number>();
   return {

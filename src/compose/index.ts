@@ -10,7 +10,6 @@
  * needs; logic lives in the modules.
  */
 
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   type AuthDecision,
@@ -35,16 +34,15 @@ import {
   type KitSessionStore,
   memoryStoreWarning,
 } from '../core/session-store.js';
+import { randomUUID } from '../crypto/primitives.js';
 import { createGrantChecker, type GrantChecker } from '../grant/index.js';
 import { createHealthCheck, HEALTH_PROBE_NAMESPACE, type HealthCheck } from '../health/index.js';
 import { healthDetailWarning } from '../health/options.js';
-import { createKitLogger } from '../http/logger.js';
 import { createInstallContext, type InstallContext } from '../install/context.js';
 import { ancestorsDirective } from '../install/pages.js';
 import { withDiscoveredEndpoints } from '../oauth/discovery.js';
 import { createPurge, type PurgeFunction } from '../purge/index.js';
 import { createPurgeOutbox, type PurgeOutbox } from '../purge/outbox.js';
-import { createStorage } from '../storage/index.js';
 import type { Storage } from '../storage/types.js';
 import { createWebhooks, type KitWebhooks } from '../webhooks/index.js';
 import { kitRoutes } from './routes.js';
@@ -89,9 +87,32 @@ export interface KitServices {
   close(): Promise<void>;
 }
 
+/**
+ * What differs between the runtimes the composition runs on, handed in by
+ * the entry: Node's (`src/kit.ts`: pino, the built-in databases) or a
+ * Worker's (`src/workers/`: a console logger, the app's adapter only). The
+ * composition itself imports neither, so a Worker's bundle holds no Node module.
+ */
+export interface KitRuntime {
+  /** Where settings not given as options are read (`process.env` on Node, the Worker's `env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The kit's root logger. */
+  createLogger(options: ResolvedConfig['logger']): Logger;
+  /** Opens the kit's storage (migrations applied unless the app opts out). */
+  openStorage(config: ResolvedConfig, logger: Logger): Promise<Storage>;
+  /**
+   * `'timers'` (a long-lived process): the refresh sweep and the purge outbox run
+   * on timers from start. `'on-demand'` (Workers): nothing runs between requests;
+   * the app drives both (`scheduled()`), and work begun by a request is handed
+   * to `waitUntil`.
+   * @default 'timers'
+   */
+  background?: 'timers' | 'on-demand';
+}
+
 /** Resolves and validates the options (one pass), with the platform's discovered endpoints. */
-async function configure(options: StoreAppOptions): Promise<ResolvedConfig> {
-  const resolved = resolveConfig(options);
+async function configure(options: StoreAppOptions, runtime: KitRuntime): Promise<ResolvedConfig> {
+  const resolved = runtime.env ? resolveConfig(options, runtime.env) : resolveConfig(options);
   return { ...resolved, oauth: await withDiscoveredEndpoints(resolved.oauth, options.oauth) };
 }
 
@@ -104,21 +125,6 @@ function warnAtStart(config: ResolvedConfig, logger: Logger): void {
   if (memoryStore) logger.warn({ setting: 'session.store' }, memoryStore);
   const healthDetail = healthDetailWarning(config.health);
   if (healthDetail) logger.warn({ setting: 'health.detail' }, healthDetail);
-}
-
-/** Opens the kit's storage (migrations applied unless the app opts out). */
-function openStorage(config: ResolvedConfig, logger: Logger): Promise<Storage> {
-  return createStorage({
-    ...(config.storage.adapter
-      ? { adapter: config.storage.adapter }
-      : { databaseUrl: config.storage.databaseUrl }),
-    encryptionKeys: config.storage.encryptionKeys,
-    migrate: config.storage.migrate,
-    pool: { max: config.storage.poolMax },
-    timeoutMs: config.storage.timeoutMs,
-    purgeRewrite: config.storage.purgeRewrite,
-    logger: logger.child({ component: 'storage' }),
-  });
 }
 
 /**
@@ -249,13 +255,16 @@ function authentication(config: ResolvedConfig, logger: Logger, api: ApiRuntime,
 }
 
 /** Builds the kit's services; a configuration or database mistake throws here, at start. */
-export async function composeKit(options: StoreAppOptions = {}): Promise<KitServices> {
-  const config = await configure(options);
-  const logger = createKitLogger(config.logger);
+export async function composeKit(
+  options: StoreAppOptions,
+  runtime: KitRuntime,
+): Promise<KitServices> {
+  const config = await configure(options, runtime);
+  const logger = runtime.createLogger(config.logger);
   warnAtStart(config, logger);
   const closers: Array<() => Promise<void> | void> = [];
   const drain = createDrain();
-  const storage = await openStorage(config, logger);
+  const storage = await runtime.openStorage(config, logger);
   closers.push(() => storage.close());
   const platformClock = platformClockOf(config);
   const api = createApiRuntime(config, {
@@ -263,11 +272,12 @@ export async function composeKit(options: StoreAppOptions = {}): Promise<KitServ
     logger: logger.child({ component: 'client' }),
     platformClock,
   });
-  api.start();
+  const timers = (runtime.background ?? 'timers') === 'timers';
+  if (timers) api.start();
   closers.push(() => api.close());
   const lifecycle = purgeLifecycle(config, logger, storage, api);
   closers.push(() => lifecycle.grants.close());
-  lifecycle.outbox.start();
+  if (timers) lifecycle.outbox.start();
   closers.push(() => lifecycle.outbox.close());
   const webhooks = webhookProcessing(config, logger, storage, lifecycle, platformClock, drain);
   const health = healthCheck(config, storage, api, drain);

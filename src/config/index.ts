@@ -46,7 +46,6 @@ import {
   securityHeadersOptionsSchema,
 } from '../shells/express/options.js';
 import { type ResolvedShutdownOptions, shutdownOptionsSchema } from '../shutdown/options.js';
-import { validateStoreScopedTables } from '../storage/index.js';
 import {
   checkStorageMode,
   type ResolvedStorageOptions,
@@ -54,6 +53,7 @@ import {
   type StoreAppStorageOptions,
   storageOptionsSchema,
 } from '../storage/options.js';
+import { validateStoreScopedTables } from '../storage/scoped-tables.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../storage/url.js';
 import {
   type ResolvedWebhookOptions,

@@ -20,8 +20,14 @@ interface Loaded {
 
 async function load(): Promise<Loaded | null> {
   try {
-    const { readFile } = await import('node:fs/promises');
-    const body = await readFile(new URL('../browser/index.js', import.meta.url), 'utf8');
+    // Read from the package's files; a runtime without a file system (Workers) has none to serve.
+    const fs = (
+      globalThis as {
+        process?: { getBuiltinModule?: (id: string) => typeof import('node:fs/promises') };
+      }
+    ).process?.getBuiltinModule?.('node:fs/promises');
+    if (!fs) return null;
+    const body = await fs.readFile(new URL('../browser/index.js', import.meta.url), 'utf8');
     // Web Crypto (global on Node 20, Bun, Deno and Workers): the core imports nothing of Node.
     const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body));
     const b64 = btoa(String.fromCharCode(...new Uint8Array(digest).subarray(0, 16)));

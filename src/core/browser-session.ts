@@ -6,7 +6,15 @@
  * and the kit's session is loaded only by the kit's routes and `authenticated()`, so a
  * request that touches neither reads and writes no session row (issue 32).
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+import {
+  hmacSha256,
+  randomBytes,
+  timingSafeEqual,
+  toBase64,
+  toBase64url,
+  utf8,
+} from '../crypto/primitives.js';
 import type { CoreCookie, CoreSession, CoreSessionData } from './http.js';
 import type { KitSessionStore, StoredSession } from './session-store.js';
 
@@ -23,7 +31,7 @@ export interface BrowserSessionOptions {
 
 /** express-session's (cookie-signature's) signature of a session id. */
 function sign(id: string, secret: string): string {
-  return `${id}.${createHmac('sha256', secret).update(id).digest('base64').replace(/=+$/, '')}`;
+  return `${id}.${toBase64(hmacSha256(secret, id)).replace(/=+$/, '')}`;
 }
 
 /** The session id of a signed cookie value, or undefined when no secret signed it. */
@@ -35,8 +43,8 @@ export function unsignSessionCookie(
   const signed = value.slice(2);
   const id = signed.slice(0, signed.lastIndexOf('.'));
   for (const secret of secrets) {
-    const a = Buffer.from(sign(id, secret));
-    const b = Buffer.from(signed);
+    const a = utf8(sign(id, secret));
+    const b = utf8(signed);
     if (a.length === b.length && timingSafeEqual(a, b)) return id;
   }
   return undefined;
@@ -96,7 +104,7 @@ export function createBrowserSessions(options: BrowserSessionOptions, store: Kit
       async start(storeId) {
         // A new id (no fixation): the old session, if any, ends.
         if (id !== undefined) await store.destroy(id);
-        id = randomBytes(24).toString('base64url');
+        id = toBase64url(randomBytes(24));
         const maxAgeMs = options.maxAgeSeconds * 1000;
         const cookie = {
           ...cookieBase,

@@ -5,17 +5,19 @@
  * AES-GCM authenticates, and is checked after decryption: a ciphertext copied
  * onto another store's row is refused.
  */
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createSecretKey,
-  hkdfSync,
-  type KeyObject,
-  randomBytes,
-} from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import { ConfigError, StoreAppError } from '../errors/index.js';
+import {
+  concat,
+  fromBase64,
+  fromUtf8,
+  hkdfSha256,
+  nodeCrypto,
+  randomBytes,
+  sha256,
+  toBase64url,
+  utf8,
+} from './primitives.js';
 
 export const DECRYPTION_FAILED = 'DECRYPTION_FAILED' as const;
 export const UNKNOWN_KEY_ID = 'UNKNOWN_KEY_ID' as const;
@@ -40,24 +42,17 @@ export interface EncryptionKey {
  * A 256-bit key of its own for one use of an app secret (HKDF-SHA256, the use
  * as `info`), so the session secret never keys two different things directly.
  */
-export function deriveSubkey(secret: string, use: string): KeyObject {
-  const bytes = hkdfSync(
-    'sha256',
-    Buffer.from(secret, 'utf8'),
-    Buffer.from('store-app-kit'),
-    Buffer.from(use),
-    32,
-  );
-  return createSecretKey(Buffer.from(bytes));
+export function deriveSubkey(secret: string, use: string): Uint8Array {
+  return hkdfSha256(secret, 'store-app-kit', use, 32);
 }
 
 export function generateKey(): string {
-  return randomBytes(KEY_BYTES).toString('base64url');
+  return toBase64url(randomBytes(KEY_BYTES));
 }
 
 /** The key id of a raw key (first 8 bytes of its SHA-256, base64url). */
 export function keyId(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest().subarray(0, 8).toString('base64url');
+  return toBase64url(sha256(bytes).subarray(0, 8));
 }
 
 /**
@@ -84,7 +79,7 @@ export function parseEncryptionKeys(
     if (!BASE64URL.test(text)) {
       throw new ConfigError(setting, `${position} is not base64url text; ${KEYGEN_HINT}`);
     }
-    const bytes = new Uint8Array(Buffer.from(text, 'base64url'));
+    const bytes = fromBase64(text);
     if (bytes.length !== KEY_BYTES) {
       throw new ConfigError(
         setting,
@@ -132,8 +127,8 @@ export function createTokenCipher(
     throw new ConfigError(setting, `no encryption key given; ${KEYGEN_HINT}`);
   }
   // Keys are imported once per key id, not per call (importing was a third of a decrypt).
-  const byKid = new Map(parsed.map((k) => [k.kid, createSecretKey(k.bytes)]));
-  const encryptKey = byKid.get(current.kid) as KeyObject;
+  const byKid = new Map(parsed.map((k) => [k.kid, gcmKey(k.bytes)]));
+  const encryptKey = byKid.get(current.kid) as GcmKey;
 
   function failed(why: string, cause?: unknown): TokenDecryptionError {
     return new TokenDecryptionError(DECRYPTION_FAILED, `stored value ${why}`, { cause });
@@ -145,7 +140,7 @@ export function createTokenCipher(
       return sealCompactJwe(plaintext, encryptKey, { kid: current.kid, sid: storeId });
     },
     async decrypt(jwe, storeId) {
-      const { header, plaintext } = openCompactJwe(jwe, (kid) => {
+      const { header, plaintext } = await openCompactJwe(jwe, (kid) => {
         const key = typeof kid === 'string' ? byKid.get(kid) : undefined;
         if (key === undefined) {
           throw new TokenDecryptionError(
@@ -174,51 +169,128 @@ export function createTokenCipher(
 const GCM_IV_BYTES = 12;
 const GCM_TAG_BYTES = 16;
 
+/**
+ * An AES-256 key for GCM: Node's `KeyObject` where `node:crypto` is (sync,
+ * the fast path), else a Web Crypto `CryptoKey` imported on first use.
+ */
+type WebKey = Awaited<ReturnType<typeof globalThis.crypto.subtle.importKey>>;
+interface GcmKey {
+  node?: import('node:crypto').KeyObject;
+  web(): Promise<WebKey>;
+}
+
+function gcmKey(bytes: Uint8Array): GcmKey {
+  let web: Promise<WebKey> | undefined;
+  return {
+    ...(nodeCrypto ? { node: nodeCrypto.createSecretKey(bytes) } : {}),
+    web() {
+      web ??= globalThis.crypto.subtle.importKey('raw', bytes, 'AES-GCM', false, [
+        'encrypt',
+        'decrypt',
+      ]);
+      return web;
+    },
+  };
+}
+
+/** AES-256-GCM: ciphertext ‖ tag. */
+async function gcmEncrypt(
+  key: GcmKey,
+  iv: Uint8Array,
+  aad: Uint8Array,
+  plaintext: Uint8Array,
+): Promise<Uint8Array> {
+  if (key.node && nodeCrypto) {
+    const cipher = nodeCrypto.createCipheriv('aes-256-gcm', key.node, iv, {
+      authTagLength: GCM_TAG_BYTES,
+    });
+    cipher.setAAD(aad);
+    return concat(cipher.update(plaintext), cipher.final(), cipher.getAuthTag());
+  }
+  const sealed = await globalThis.crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: aad, tagLength: GCM_TAG_BYTES * 8 },
+    await key.web(),
+    plaintext,
+  );
+  return new Uint8Array(sealed);
+}
+
+/** AES-256-GCM open of ciphertext ‖ tag; throws when the tag does not match. */
+async function gcmDecrypt(
+  key: GcmKey,
+  iv: Uint8Array,
+  aad: Uint8Array,
+  sealed: Uint8Array,
+): Promise<Uint8Array> {
+  const tagAt = sealed.length - GCM_TAG_BYTES;
+  if (key.node && nodeCrypto) {
+    const decipher = nodeCrypto.createDecipheriv('aes-256-gcm', key.node, iv, {
+      authTagLength: GCM_TAG_BYTES,
+    });
+    decipher.setAAD(aad);
+    decipher.setAuthTag(sealed.subarray(tagAt));
+    return concat(decipher.update(sealed.subarray(0, tagAt)), decipher.final());
+  }
+  const plain = await globalThis.crypto.subtle.decrypt(
+    { name: 'AES-GCM', iv, additionalData: aad, tagLength: GCM_TAG_BYTES * 8 },
+    await key.web(),
+    sealed,
+  );
+  return new Uint8Array(plain);
+}
+
 function decryptionFailed(why: string): TokenDecryptionError {
   return new TokenDecryptionError(DECRYPTION_FAILED, `stored value ${why}`);
 }
 
 /**
- * Writes a compact JWE (`alg: dir`, `enc: A256GCM`; RFC 7516 §7.1) with
- * Node's AES-GCM, synchronously, as `openCompactJwe` reads it. jose's
- * WebCrypto path made every token save two async crypto jobs; the output is
- * the same standard JWE (jose reads it: test/crypto/crypto.test.ts).
+ * Writes a compact JWE (`alg: dir`, `enc: A256GCM`; RFC 7516 §7.1), as
+ * `openCompactJwe` reads it: with Node's AES-GCM, synchronously, where the
+ * runtime has `node:crypto` (jose's WebCrypto path made every token save two
+ * async crypto jobs), else Web Crypto's. The output is the same standard JWE
+ * (jose reads it: test/crypto/crypto.test.ts).
  */
-function sealCompactJwe(
+async function sealCompactJwe(
   plaintext: string,
-  key: KeyObject,
+  key: GcmKey,
   header: { kid: string; sid: string },
-): string {
-  const protectedB64 = Buffer.from(
-    JSON.stringify({ alg: 'dir', enc: 'A256GCM', ...header }),
-    'utf8',
-  ).toString('base64url');
+): Promise<string> {
+  const protectedB64 = toBase64url(utf8(JSON.stringify({ alg: 'dir', enc: 'A256GCM', ...header })));
   // A fresh random 96-bit IV per message: with one key, a repeated IV would break GCM.
   const iv = randomBytes(GCM_IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: GCM_TAG_BYTES });
   // The protected header, as written, is the additional authenticated data.
-  cipher.setAAD(Buffer.from(protectedB64, 'ascii'));
-  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  const sealed = await gcmEncrypt(key, iv, utf8(protectedB64), utf8(plaintext));
+  const tagAt = sealed.length - GCM_TAG_BYTES;
   return [
     protectedB64,
     '', // `dir`: no encrypted key
-    iv.toString('base64url'),
-    ciphertext.toString('base64url'),
-    cipher.getAuthTag().toString('base64url'),
+    toBase64url(iv),
+    toBase64url(sealed.subarray(0, tagAt)),
+    toBase64url(sealed.subarray(tagAt)),
   ].join('.');
+}
+
+/** Bytes of base64url text, or undefined when it is not base64url. */
+function base64urlBytes(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
+  try {
+    return fromBase64(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Opens a compact JWE of exactly the kind `encrypt` writes (`alg: dir`,
- * `enc: A256GCM`, no `zip`, no `crit`; RFC 7516 §5.2) with Node's AES-GCM,
- * synchronously. jose (WebCrypto only) made every read an async crypto job
- * plus its general header checks, about 3/4 of a token load; the format stays
- * standard JWE, which jose itself writes and any JOSE library reads.
+ * `enc: A256GCM`, no `zip`, no `crit`; RFC 7516 §5.2), with Node's AES-GCM
+ * where the runtime has it, else Web Crypto's. jose made every read an async
+ * crypto job plus its general header checks, about 3/4 of a token load; the
+ * format stays standard JWE, which jose itself writes and any JOSE library reads.
  */
-function openCompactJwe(
+async function openCompactJwe(
   jwe: string,
-  keyFor: (kid: unknown) => KeyObject,
-): { header: Record<string, unknown>; plaintext: string } {
+  keyFor: (kid: unknown) => GcmKey,
+): Promise<{ header: Record<string, unknown>; plaintext: string }> {
   const parts = typeof jwe === 'string' ? jwe.split('.') : [];
   if (parts.length !== 5) throw decryptionFailed('is not a compact JWE');
   const [protectedB64, encryptedKey, ivB64, ciphertextB64, tagB64] = parts as [
@@ -230,7 +302,7 @@ function openCompactJwe(
   ];
   let header: unknown;
   try {
-    header = JSON.parse(Buffer.from(protectedB64, 'base64url').toString('utf8'));
+    header = JSON.parse(fromUtf8(base64urlBytes(protectedB64) ?? new Uint8Array()));
   } catch {
     throw decryptionFailed('is not a compact JWE');
   }
@@ -243,21 +315,16 @@ function openCompactJwe(
   if (h.alg !== 'dir' || h.enc !== 'A256GCM' || 'zip' in h || 'crit' in h || encryptedKey !== '') {
     throw decryptionFailed('could not be decrypted (unexpected algorithm or header)');
   }
-  const iv = Buffer.from(ivB64, 'base64url');
-  const tag = Buffer.from(tagB64, 'base64url');
-  if (iv.length !== GCM_IV_BYTES || tag.length !== GCM_TAG_BYTES) {
+  const iv = base64urlBytes(ivB64);
+  const tag = base64urlBytes(tagB64);
+  const ciphertext = base64urlBytes(ciphertextB64);
+  if (iv?.length !== GCM_IV_BYTES || tag?.length !== GCM_TAG_BYTES || ciphertext === undefined) {
     throw decryptionFailed('could not be decrypted (malformed iv or tag)');
   }
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: GCM_TAG_BYTES });
     // The protected header, as stored, is the additional authenticated data.
-    decipher.setAAD(Buffer.from(protectedB64, 'ascii'));
-    decipher.setAuthTag(tag);
-    const plaintext = Buffer.concat([
-      decipher.update(Buffer.from(ciphertextB64, 'base64url')),
-      decipher.final(),
-    ]);
-    return { header: h, plaintext: plaintext.toString('utf8') };
+    const plaintext = await gcmDecrypt(key, iv, utf8(protectedB64), concat(ciphertext, tag));
+    return { header: h, plaintext: fromUtf8(plaintext) };
   } catch {
     // A wrong key, a tampered ciphertext or header: the tag does not match.
     throw decryptionFailed('could not be decrypted (authentication failed)');

@@ -5,9 +5,11 @@
  * to show to whoever can reach the route: counts, ages, times, stable error
  * codes and failure reasons; no store id, token, URL or error message.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+
 import { BEARER_TOKEN } from '../core/bearer.js';
 import { type CoreHandler, respond } from '../core/http.js';
+import { unref } from '../core/timers.js';
+import { sha256, timingSafeEqual } from '../crypto/primitives.js';
 import { StorageError, type StorageFailureReason } from '../errors/index.js';
 import type { RefreshFailure } from '../refresh/manager.js';
 import type { PendingPurge } from '../storage/types.js';
@@ -119,7 +121,7 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
           () => reject(Object.assign(new Error('timeout'), { code: HEALTH_DB_TIMEOUT })),
           dbTimeoutMs,
         );
-        timer.unref();
+        unref(timer);
       });
       const list = await Promise.race([deps.pendingPurges.list(), timeout]);
       let writeError: unknown;
@@ -224,6 +226,6 @@ export function createHealthCheck(deps: HealthCheckDeps): HealthCheck {
   };
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+function digest(value: string): Uint8Array {
+  return sha256(value);
 }

@@ -5,33 +5,11 @@
  * codes and state) and one per store.
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { METHOD_OF_LEVEL } from './levels.js';
 import type { ResolvedHttpOptions, StoreAppLogger } from './options.js';
+import { REDACT_CENSOR, SECRET_KEYS } from './redact.js';
 
-const SECRET_KEYS = [
-  'authorization',
-  'cookie',
-  'set-cookie',
-  'accessToken',
-  'access_token',
-  'refreshToken',
-  'refresh_token',
-  'idToken',
-  'id_token',
-  'token',
-  'clientSecret',
-  'client_secret',
-  'secret',
-  'password',
-  'code',
-  'codeVerifier',
-  'code_verifier',
-  'verifier',
-  'state',
-  'browserBinding',
-  'launch',
-  'encryptionKeys',
-  'sessionSecret',
-];
+export { REDACT_CENSOR } from './redact.js';
 
 /**
  * pino redaction paths: each secret key at the top level and up to two
@@ -43,8 +21,6 @@ export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => {
   const dot = key.startsWith('[') ? '' : '.';
   return [key, `*${dot}${key}`, `*.*${dot}${key}`];
 });
-
-export const REDACT_CENSOR = '[redacted]';
 
 /**
  * `code` is redacted everywhere (it may be an authorization code), which
@@ -85,15 +61,6 @@ function isPino(x: object): x is Logger {
   return pino.symbols.serializersSym in x && typeof (x as { child?: unknown }).child === 'function';
 }
 
-const METHOD_OF_LEVEL: Record<number, keyof StoreAppLogger> = {
-  10: 'trace',
-  20: 'debug',
-  30: 'info',
-  40: 'warn',
-  50: 'error',
-  60: 'fatal',
-};
-
 /**
  * A pino destination handing each record to `target` as `method(object,
  * message)`: `level`, `time` and `msg` are taken out; trace falls back to
@@ -124,7 +91,4 @@ export function forwardTo(target: StoreAppLogger): DestinationStream {
   };
 }
 
-/** A child logger for one store's work. */
-export function storeLogger(log: Logger, storeId: string): Logger {
-  return log.child({ storeId });
-}
+export { storeLogger } from './store-logger.js';

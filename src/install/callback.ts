@@ -4,11 +4,12 @@
  * decisions of ./callback-outcomes.ts, each step ending in a `CallbackOutcome`
  * that `answer` turns into a `CoreResponse` from the outcome table.
  */
-import { createHash } from 'node:crypto';
+
 import type { Logger } from 'pino';
 import type { CoreHandler, CoreRequest, CoreResponse } from '../core/http.js';
+import { sha256, toBase64url } from '../crypto/primitives.js';
 import { isStorageFailure } from '../errors/index.js';
-import { storeLogger } from '../http/logger.js';
+import { storeLogger } from '../http/store-logger.js';
 import { INVALID_CLIENT, INVALID_GRANT, OAuthError } from '../oauth/errors.js';
 import { OAUTH_ENV } from '../oauth/options.js';
 import { requestToken, type TokenResponse } from '../oauth/token-endpoint.js';
@@ -133,7 +134,7 @@ async function complete(
   // a log, pasted into an install someone else began) stops here, before the
   // platform sees it: one that revokes on reuse (RFC 6749 §4.1.2) would
   // otherwise cut off the live installation the code created.
-  const codeHash = createHash('sha256').update(p.code).digest('base64url');
+  const codeHash = toBase64url(sha256(p.code));
   const replayUntil = new Date(Date.now() + CODE_REPLAY_WINDOW_MS);
   const firstUse = await storageStep(
     () => storage.claimOnce(CODE_CLAIM_NAMESPACE, codeHash, replayUntil),

@@ -2,8 +2,9 @@
  * The few HTML pages the install routes answer with. Everything interpolated
  * is escaped; no page ever shows a code, state, token or secret.
  */
-import { randomBytes } from 'node:crypto';
+
 import type { CoreResponse } from '../core/http.js';
+import { randomBytes, toBase64 } from '../crypto/primitives.js';
 
 export function escapeHtml(s: string): string {
   // Enough for text and double-quoted attributes, the only places values go.
@@ -103,7 +104,7 @@ export function pageResponse(page: PageInput, frameAncestors?: readonly string[]
 
 /** `pageResponse` with the `frame-ancestors` directive as a string (undefined: none). */
 export function renderPage(page: PageInput, ancestors: string | undefined): CoreResponse {
-  const nonce = randomBytes(16).toString('base64');
+  const nonce = toBase64(randomBytes(16));
   const retry = page.retryUrl
     ? `<p><a class="button" href="${escapeHtml(page.retryUrl)}" target="_top">${escapeHtml(page.retryLabel ?? 'Try again')}</a></p>`
     : '';
@@ -125,7 +126,7 @@ ${retry}<p class="code">Error code: <code>${escapeHtml(page.code)}</code></p>`;
  * when scripts are blocked or the frame may not navigate its parent.
  */
 export function breakoutResponse(topUrl: string, frameAncestors: readonly string[]): CoreResponse {
-  const nonce = randomBytes(16).toString('base64');
+  const nonce = toBase64(randomBytes(16));
   const url = escapeHtml(topUrl);
   const body = `<h1>Continue to install</h1>
 <p>The installation continues in the full window.</p>
@@ -181,7 +182,7 @@ export function renderReauthorize(
   input: { url: string; code: string },
   ancestors: string | undefined,
 ): CoreResponse {
-  const nonce = randomBytes(16).toString('base64');
+  const nonce = toBase64(randomBytes(16));
   const reason = REAUTHORIZE_REASONS[input.code] ?? {
     title: 'Authorise the app again',
     message: 'The app needs you to authorise it in the store before it can continue.',

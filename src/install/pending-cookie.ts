@@ -10,9 +10,10 @@
  * another began. Single use of a state is enforced at the callback by a
  * claim in the database, written only once a browser brings a genuine entry.
  */
-import { createHash } from 'node:crypto';
+
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import { deriveSubkey } from '../crypto/index.js';
+import { sha256, toBase64url } from '../crypto/primitives.js';
 import { safeEqual } from '../oauth/state.js';
 
 /** One install begun in this browser and not yet completed. */
@@ -36,7 +37,7 @@ export const MAX_PENDING_COOKIE_LENGTH = 3600;
 export const STATE_CLAIM_NAMESPACE = 'oauth-state';
 
 export function hashState(state: string): string {
-  return createHash('sha256').update(state, 'utf8').digest('base64url');
+  return toBase64url(sha256(state));
 }
 
 type Packed = [string, string, string | null, string | null, 0 | 1, number];

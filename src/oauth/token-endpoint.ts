@@ -7,6 +7,7 @@
  * is refused with TOKEN_RESPONSE_INVALID rather than stored half-right.
  */
 import type { Span } from '@opentelemetry/api';
+import { concat, fromUtf8 } from '../crypto/primitives.js';
 import { ATTR, inSpan, SpanKind, serverAttributes } from '../telemetry/index.js';
 import {
   OAuthError,
@@ -303,9 +304,13 @@ async function readLimited(res: Response, ctx: { method: string; path: string })
   if (!res.body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+  // A reader, not `for await`: every runtime's ReadableStream has one.
+  const reader = res.body.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    const chunk = read.value as Uint8Array;
     size += chunk.byteLength;
     if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel().catch(() => undefined);
       throw new OAuthError(TOKEN_RESPONSE_INVALID, 'The token response is too large.', {
         ...ctx,
         status: 502,
@@ -313,7 +318,7 @@ async function readLimited(res: Response, ctx: { method: string; path: string })
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return fromUtf8(concat(...chunks));
 }
 
 /** The path only: never a query string, never credentials in the URL. */

@@ -8,7 +8,7 @@
 import type { MinimalLogger } from '../core/logger.js';
 import { isStoreId, STORE_ID_RULE } from '../core/store-id.js';
 import { parseOptions } from '../options/index.js';
-import { validateStoreScopedTables } from '../storage/index.js';
+import { validateStoreScopedTables } from '../storage/scoped-tables.js';
 import type { Dialect, PurgeResult, Storage } from '../storage/types.js';
 import { ATTR, countPurge, inSpan, SPAN } from '../telemetry/index.js';
 import {

@@ -22,10 +22,10 @@
  * wrote for the store since, unless the store was installed again meanwhile.
  */
 
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createOutageBackoff } from '../background/outage-backoff.js';
 import type { MinimalLogger } from '../core/logger.js';
+import { sleep, unref } from '../core/timers.js';
+import { randomUUID } from '../crypto/primitives.js';
 import { StoreAppError } from '../errors/index.js';
 import type { PendingPurge, PendingPurgeRepository } from '../storage/types.js';
 import type { PurgeFunction } from './index.js';
@@ -190,7 +190,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
       },
       Math.max(1, Math.floor(leaseMs / 3)),
     );
-    renew.unref();
+    unref(renew);
     return () => clearInterval(renew);
   }
 
@@ -380,7 +380,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
       if (quietDelay() > 0) schedulePass();
       else tick();
     }, delay);
-    kicked.unref();
+    unref(kicked);
   }
 
   function tick(): void {
@@ -425,7 +425,7 @@ export function createPurgeOutbox(deps: PurgeOutboxDeps): PurgeOutbox {
       closed = false;
       tick();
       timer = setInterval(tick, pollMs);
-      timer.unref();
+      unref(timer);
     },
     async close() {
       closed = true;

@@ -6,14 +6,17 @@
  * Built by the token manager (./manager.ts), which adds single-flight, the cache
  * and the span.
  */
-import { randomUUID } from 'node:crypto';
 import { ReauthorizationRequiredError } from '../client/errors.js';
 import { sleep } from '../client/ratelimit.js';
+import { randomUUID } from '../crypto/primitives.js';
 import { StoreAppError } from '../errors/index.js';
 import { OAUTH_ENV } from '../oauth/env.js';
 import type { Installation, TokenSet } from '../storage/types.js';
 import { RefreshClientRejectedError, RefreshUnavailableError } from './errors.js';
 import type { Mode, RefreshCall, RefreshCore, RefreshedTokens, Trigger } from './refresh-types.js';
+
+/** The pid in a lease's owner (for whoever reads the row); `worker` where there is no process. */
+const PROCESS_ID = (globalThis as { process?: { pid?: number } }).process?.pid ?? 'worker';
 
 /** Lifetime assumed when a refresh response has no usable expires_in (the document's value). */
 const DEFAULT_EXPIRES_IN_SECONDS = 86_400;
@@ -181,7 +184,7 @@ export function createLeaseRefresh(
           'The installation has no refresh token and its access token expired; send the merchant through /auth.',
         );
       }
-      const owner = `${process.pid}:${randomUUID()}`;
+      const owner = `${PROCESS_ID}:${randomUUID()}`;
       if (
         !(await installations.acquireRefreshLease(storeId, inst.version, owner, options.leaseMs))
       ) {

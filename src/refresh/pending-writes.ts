@@ -6,6 +6,8 @@
  *
  * - Sealed: AES-256-GCM under a key made for this process only and never
  *   stored, so the pair is not a plaintext string on the heap while it waits.
+ *   Where the runtime has no `node:crypto` (Workers, whose Web Crypto is
+ *   async only), the pair is held as the installation cache holds tokens.
  * - Written under the same compare-and-swap as a refresh: the lease we took
  *   (its owner id), at the version we refreshed from. A retry never
  *   overwrites tokens another process committed meanwhile (a refresh with the
@@ -21,7 +23,9 @@
  * with the old refresh token once the lease (`refresh.leaseMs`) expires,
  * inside the platform's grace period (60 s by default on the local platform).
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+import { unref } from '../core/timers.js';
+import { concat, fromUtf8, nodeCrypto, randomBytes, utf8 } from '../crypto/primitives.js';
 import { StoreAppError } from '../errors/index.js';
 import type { Installation, InstallationRepository, TokenSet } from '../storage/types.js';
 
@@ -75,8 +79,8 @@ export interface PendingWrites {
 interface Entry {
   base: Installation;
   owner: string;
-  /** iv ‖ tag ‖ ciphertext of the JSON of the TokenSet. */
-  sealed: Buffer;
+  /** iv ‖ tag ‖ ciphertext of the JSON of the TokenSet (the JSON itself without `node:crypto`). */
+  sealed: Uint8Array;
   attempts: number;
   timer: NodeJS.Timeout | undefined;
   running: Promise<Installation | undefined> | undefined;
@@ -87,20 +91,25 @@ export function createPendingWrites(deps: PendingWritesDeps): PendingWrites {
   const key = randomBytes(32);
   const entries = new Map<string, Entry>();
 
-  function seal(storeId: string, tokens: TokenSet): Buffer {
+  function seal(storeId: string, tokens: TokenSet): Uint8Array {
+    const json = utf8(JSON.stringify(tokens));
+    if (!nodeCrypto) return json;
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', key, iv);
-    cipher.setAAD(Buffer.from(storeId));
-    const body = Buffer.concat([cipher.update(JSON.stringify(tokens), 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]);
+    const cipher = nodeCrypto.createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(utf8(storeId));
+    const body = concat(cipher.update(json), cipher.final());
+    return concat(iv, cipher.getAuthTag(), body);
   }
 
-  function unseal(storeId: string, sealed: Buffer): TokenSet {
-    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
-    decipher.setAAD(Buffer.from(storeId));
-    decipher.setAuthTag(sealed.subarray(12, 28));
-    const json = Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]);
-    const t = JSON.parse(json.toString('utf8')) as TokenSet & { accessTokenExpiresAt: string };
+  function unseal(storeId: string, sealed: Uint8Array): TokenSet {
+    let json = sealed;
+    if (nodeCrypto) {
+      const decipher = nodeCrypto.createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
+      decipher.setAAD(utf8(storeId));
+      decipher.setAuthTag(sealed.subarray(12, 28));
+      json = concat(decipher.update(sealed.subarray(28)), decipher.final());
+    }
+    const t = JSON.parse(fromUtf8(json)) as TokenSet & { accessTokenExpiresAt: string };
     return { ...t, accessTokenExpiresAt: new Date(t.accessTokenExpiresAt) };
   }
 
@@ -126,7 +135,7 @@ export function createPendingWrites(deps: PendingWritesDeps): PendingWrites {
       cap / 2 + Math.random() * (cap / 2),
     );
     // Waiting pairs never keep a process alive on their own (nor would they survive its exit).
-    e.timer.unref();
+    unref(e.timer);
   }
 
   function code(err: unknown): string | undefined {

@@ -5,6 +5,7 @@
  */
 import { createOutageBackoff } from '../background/outage-backoff.js';
 import { sleep } from '../client/ratelimit.js';
+import { unref } from '../core/timers.js';
 import { StoreAppError } from '../errors/index.js';
 import type { Installation } from '../storage/types.js';
 import { RefreshClientRejectedError, RefreshUnavailableError } from './errors.js';
@@ -208,7 +209,7 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
           });
       }, options.sweepIntervalMs);
       // The sweep must never keep a process alive on its own.
-      sweepTimer.unref();
+      unref(sweepTimer);
     },
     async stopSweep() {
       if (sweepTimer) clearInterval(sweepTimer);

@@ -4,14 +4,14 @@
  * the app's own, sealed with token encryption (./sealed.ts). See ./types.ts.
  */
 import type { Logger } from 'pino';
-import { createTokenCipher, type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
+import { type EncryptionKey, parseEncryptionKeys } from '../crypto/index.js';
 import { ConfigError } from '../errors/index.js';
+import { sealAdapterStorage } from './adapter-storage.js';
 import { type BuiltinStorageAdapter, createBuiltinAdapter } from './builtin.js';
 import type { StorageAdapter } from './contract.js';
 import { DEFAULT_STORAGE_TIMEOUT_MS } from './deadline.js';
 import { openAdapter } from './open.js';
 import { DEFAULT_PURGE_REWRITE } from './pg-rewrite.js';
-import { sealStorage } from './sealed.js';
 import type { Storage } from './types.js';
 import { DATABASE_URL_SETTING, parseDatabaseUrl } from './url.js';
 
@@ -151,24 +151,21 @@ export async function createStorage(options: StorageOptions): Promise<Storage> {
       'is required (a SQLite path, a postgres:// or a mysql:// URL)',
     );
   }
+  // Keys are checked before the database opens: a key mistake fails at start without a connection.
   const keys =
     typeof options.encryptionKeys?.[0] === 'object'
       ? (options.encryptionKeys as readonly EncryptionKey[])
       : parseEncryptionKeys(options.encryptionKeys as readonly string[]);
-  const cipher = createTokenCipher(keys);
   const builtin =
     options.adapter === undefined
       ? await openBuiltinAdapter({ ...options, databaseUrl: options.databaseUrl as string })
       : undefined;
   const adapter: StorageAdapter = builtin ?? (options.adapter as StorageAdapter);
-
-  if (options.migrate ?? true) {
-    try {
-      await adapter.migrate();
-    } catch (err) {
-      await adapter.close().catch(() => undefined);
-      throw err;
-    }
-  }
-  return sealStorage(adapter, { cipher, logger: options.logger, builtin });
+  return sealAdapterStorage({
+    adapter,
+    builtin,
+    encryptionKeys: keys,
+    migrate: options.migrate,
+    logger: options.logger,
+  });
 }

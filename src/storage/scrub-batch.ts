@@ -5,7 +5,7 @@
  * each: at most one runs and one waits; a purge committing while one runs
  * joins the waiting one, which covers the union of their tables.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../core/timers.js';
 
 export type Scrub = (tables: readonly string[]) => Promise<boolean>;
 

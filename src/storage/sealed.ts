@@ -6,9 +6,10 @@
  * adapter, built-in or third-party, ever holds a plaintext token. Inputs are
  * checked here once, so adapters receive only valid values.
  */
-import { randomUUID } from 'node:crypto';
+
 import type { Logger } from 'pino';
 import type { TokenCipher } from '../crypto/index.js';
+import { randomUUID } from '../crypto/primitives.js';
 import { ConfigError } from '../errors/index.js';
 import type { BuiltinStorageAdapter } from './builtin.js';
 import { createDatabaseClock } from './clock.js';

@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { KitSessionStore, StoredSession } from '../core/session-store.js';
+import { unref } from '../core/timers.js';
 import type { SessionAdapter, SessionRecord } from './contract.js';
 import type { SessionStoreOptions } from './types.js';
 
@@ -32,7 +33,7 @@ export class AdapterSessionStore implements KitSessionStore {
         });
       }, interval);
       // The prune timer alone must not keep the process alive.
-      this.#timer.unref();
+      unref(this.#timer);
     }
   }
 

@@ -1,7 +1,29 @@
-import { isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors/index.js';
 import type { Dialect } from './types.js';
+
+type Builtin = (id: string) => unknown;
+
+/**
+ * `node:path` and `node:url`, loaded only for a SQLite file (so the module
+ * imports no Node module: a Worker's config reads this file too). A runtime
+ * without them (Workers) keeps the path as written: it has no built-in
+ * storage to open it with (its kit takes an adapter), and the default
+ * `DATABASE_URL` is parsed there too.
+ */
+function fileApis() {
+  const load = (globalThis as { process?: { getBuiltinModule?: Builtin } }).process
+    ?.getBuiltinModule;
+  const path = load?.('node:path') as typeof import('node:path') | undefined;
+  const url = load?.('node:url') as typeof import('node:url') | undefined;
+  if (!path || !url) {
+    return {
+      isAbsolute: (p: string) => p.startsWith('/'),
+      resolve: (p: string) => p,
+      fileURLToPath: (u: string) => decodeURIComponent(new URL(u).pathname),
+    };
+  }
+  return { isAbsolute: path.isAbsolute, resolve: path.resolve, fileURLToPath: url.fileURLToPath };
+}
 
 export const DATABASE_URL_SETTING = 'DATABASE_URL';
 /** The database used when `DATABASE_URL` is unset (the kit and the CLI alike). */
@@ -44,6 +66,7 @@ export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): D
     return { dialect: 'sqlite', filename: ':memory:' };
   }
   if (/^file:\/\//i.test(value)) {
+    const { fileURLToPath } = fileApis();
     try {
       return { dialect: 'sqlite', filename: fileURLToPath(value.split('?')[0] ?? value) };
     } catch {
@@ -53,6 +76,7 @@ export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): D
   if (/^file:/i.test(value)) {
     const path = (value.slice(5).split('?')[0] ?? '').trim();
     if (path === '') throw new ConfigError(setting, '`file:` needs a path, e.g. `file:./app.db`');
+    const { isAbsolute, resolve } = fileApis();
     return { dialect: 'sqlite', filename: isAbsolute(path) ? path : resolve(path) };
   }
   // Anything that looks like a connection URL must parse as one: a typo such
@@ -81,6 +105,7 @@ export function parseDatabaseUrl(url: string, setting = DATABASE_URL_SETTING): D
       `scheme "${scheme.slice(0, 32)}:" is not supported; use \`postgres://…\`, \`mysql://…\` or a SQLite path (\`file:./app.db\`)`,
     );
   }
+  const { isAbsolute, resolve } = fileApis();
   return { dialect: 'sqlite', filename: isAbsolute(value) ? value : resolve(value) };
 }
 

@@ -5,8 +5,18 @@
  * and secrets are all configurable (docs/platform-contract.md, Webhooks).
  */
 import * as v from 'valibot';
+import { fromBase64 } from '../crypto/primitives.js';
 import { commaList, fn, integer, parseOptions, required } from '../options/index.js';
 import type { WebhookHeaderNames, WebhookVerifier } from './types.js';
+
+/** Bytes a base64 secret decodes to (0 when it does not decode). */
+function decodedLength(text: string): number {
+  try {
+    return fromBase64(text).length;
+  } catch {
+    return 0;
+  }
+}
 
 export const WEBHOOK_SECRET_ENV = 'STORE_APP_WEBHOOK_SECRET';
 
@@ -168,7 +178,7 @@ export const webhookOptionsSchema = v.pipe(
           });
           return;
         }
-        if (Buffer.from(secret.slice(6), 'base64').length < 16) {
+        if (decodedLength(secret.slice(6)) < 16) {
           addIssue({ message: `secret #${i + 1} decodes to fewer than 16 bytes.` });
           return;
         }

@@ -20,6 +20,7 @@ import {
   type CoreRequest,
   type CoreResponse,
 } from '../core/http.js';
+import { unref } from '../core/timers.js';
 import {
   isStorageFailure,
   STORAGE_RETRY_AFTER_SECONDS,
@@ -305,11 +306,7 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
     let verified: Awaited<ReturnType<WebhookDecisions['verify']>>;
     try {
       const body = await req.body(options.maxBodyBytes, options.bodyTimeoutMs);
-      verified = await decide.verify(
-        Buffer.from(body.buffer, body.byteOffset, body.byteLength),
-        headers,
-        req.path,
-      );
+      verified = await decide.verify(nodeBytes(body), headers, req.path);
     } catch (err) {
       if (!(err instanceof CoreBodyError)) throw err;
       if (err.reason === 'consumed') {
@@ -371,7 +368,7 @@ export function createAckClock(ms: number) {
   function arm(delay: number): void {
     // Unref'd: a delivery in flight holds its socket open, which keeps the process up.
     timer = setTimeout(tick, delay);
-    timer.unref();
+    unref(timer);
   }
   return {
     /** The work's result, or 'timeout' when it takes longer than `ms`. */
@@ -409,4 +406,16 @@ export function isJson(contentType: string | undefined): boolean {
   if (typeof contentType !== 'string') return false;
   const media = contentType.split(';', 1)[0]?.trim().toLowerCase();
   return media === 'application/json';
+}
+
+/**
+ * The body as a Node `Buffer` (no copy) where the runtime has one, so
+ * `event.rawBody` keeps Buffer's methods on Node, Bun and Deno; the bytes as
+ * they are on Workers, which have no Buffer.
+ */
+function nodeBytes(body: Uint8Array): Buffer {
+  const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
+  return (
+    NodeBuffer ? NodeBuffer.from(body.buffer, body.byteOffset, body.byteLength) : body
+  ) as Buffer;
 }

@@ -7,7 +7,16 @@
  * or more space-separated `v1,<base64 HMAC-SHA256>` of `{id}.{timestamp}.{body}`,
  * keyed with the base64-decoded part of a `whsec_` secret.
  */
-import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import {
+  concat,
+  fromBase64,
+  fromUtf8,
+  hmacSha256,
+  nodeCrypto,
+  timingSafeEqual,
+  toBase64,
+  utf8,
+} from '../crypto/primitives.js';
 import {
   INVALID_HEADERS,
   INVALID_PAYLOAD,
@@ -40,14 +49,9 @@ const MAX_ID_LENGTH = 256;
 const MAX_SIGNATURE_HEADER_LENGTH = 4096;
 const ID_PATTERN = /^[\x21-\x7e]+$/;
 const TIMESTAMP_PATTERN = /^\d{1,12}$/;
-const HMAC_BYTES = 32;
 
-// Scratch bytes for the compare: verification is synchronous, so one set per
-// process is never shared by two calls, and a delivery allocates no Buffer.
-const SCRATCH = Buffer.alloc(2 * HMAC_BYTES + 1);
-const EXPECTED = SCRATCH.subarray(0, HMAC_BYTES);
-const CANDIDATE = SCRATCH.subarray(HMAC_BYTES);
-const CANDIDATE_MAC = CANDIDATE.subarray(0, HMAC_BYTES);
+/** base64 of a 32-byte MAC: 44 characters, one `=`. */
+const MAC_BASE64 = /^[A-Za-z0-9+/]{43}=$/;
 
 /** What `verifySignature` vouches for: the delivery's id and signing time. */
 export interface VerifiedDelivery {
@@ -62,7 +66,7 @@ export interface VerifiedDelivery {
  * so unsigned bytes are never parsed.
  */
 export function verify(
-  rawBody: Buffer,
+  rawBody: Uint8Array,
   headers: WebhookHeaders,
   secrets: readonly string[],
   options: VerifyOptions = {},
@@ -74,7 +78,8 @@ export function verify(
     topic: payload.type,
     timestamp: new Date(timestampSeconds * 1000),
     payload,
-    rawBody,
+    // A Buffer on Node, Bun and Deno (what the receiver passes there); the bytes as given on Workers.
+    rawBody: rawBody as Buffer,
   };
 }
 
@@ -151,7 +156,7 @@ export function checkDeliveryHeaders(
  * that parse (or stream) the body themselves.
  */
 export function verifySignature(
-  rawBody: Buffer,
+  rawBody: Uint8Array,
   headers: WebhookHeaders,
   secrets: readonly string[],
   options: VerifyOptions = {},
@@ -161,23 +166,18 @@ export function verifySignature(
   const prefix = `${id}.${timestamp}.`;
   let matched = false;
   for (const secret of secrets) {
-    // A 'binary' (latin1: one char per byte) digest costs less than a Buffer
-    // one; it is copied into fixed scratch bytes. id and timestamp passed the
-    // ASCII patterns above, so latin1 is their UTF-8.
-    const mac = createHmac('sha256', secretKey(secret))
-      .update(prefix, 'latin1')
-      .update(rawBody)
-      .digest('binary');
-    EXPECTED.write(mac, 'latin1');
+    const expected = mac(secretKey(secret), prefix, rawBody);
     let from = 0;
     while (from < signature.length) {
       let to = signature.indexOf(' ', from);
       if (to < 0) to = signature.length;
       if (to - from > 3 && signature.startsWith('v1,', from)) {
-        // The scratch holds one byte more than a MAC, so a longer candidate shows as too long.
-        const written = CANDIDATE.write(signature.slice(from + 3, to), 'base64');
+        // Only a MAC's exact base64 is decoded; anything else (longer, shorter) cannot match.
+        const candidate = signature.slice(from + 3, to);
         // Every candidate is compared (no early exit) so timing does not reveal which matched.
-        if (written === HMAC_BYTES && timingSafeEqual(EXPECTED, CANDIDATE_MAC)) matched = true;
+        if (MAC_BASE64.test(candidate) && timingSafeEqual(expected, fromBase64(candidate))) {
+          matched = true;
+        }
       }
       from = to + 1;
     }
@@ -192,10 +192,10 @@ export function verifySignature(
 }
 
 /** Parses a verified body: a JSON object with a string `type`. */
-export function parsePayload(rawBody: Buffer): GenericWebhookPayload {
+export function parsePayload(rawBody: Uint8Array): GenericWebhookPayload {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(rawBody.toString('utf8'));
+    parsed = JSON.parse(fromUtf8(rawBody));
   } catch {
     throw new WebhookVerificationError(INVALID_PAYLOAD, 'The webhook body is not valid JSON');
   }
@@ -222,16 +222,19 @@ export function sign(
   secret: string,
   id: string,
   timestampSeconds: number,
-  body: Buffer | string,
+  body: Uint8Array | string,
 ): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
-  const mac = createHmac('sha256', secretKey(secret))
-    .update(`${id}.${timestampSeconds}.`)
-    .update(body)
-    .digest('base64');
+  const signature = toBase64(
+    mac(
+      secretKey(secret),
+      `${id}.${timestampSeconds}.`,
+      typeof body === 'string' ? utf8(body) : body,
+    ),
+  );
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': `v1,${mac}`,
+    'webhook-signature': `v1,${signature}`,
   };
 }
 
@@ -239,14 +242,32 @@ export function sign(
 // key import. Secrets come from configuration (a handful, rotated rarely); the
 // cap only guards callers that pass ever-new secrets.
 const KEY_CACHE_MAX = 64;
-const keyCache = new Map<string, KeyObject>();
+type MacKey = Uint8Array | import('node:crypto').KeyObject;
+const keyCache = new Map<string, MacKey>();
 
-function secretKey(secret: string): KeyObject {
+/**
+ * HMAC-SHA256 of `{prefix}{body}`: Node's (a key object, two updates, no
+ * copy of the body) where the runtime has `node:crypto`, else over the joined
+ * bytes. The prefix is `{id}.{timestamp}.`, ASCII.
+ */
+function mac(key: MacKey, prefix: string, body: Uint8Array): Uint8Array {
+  if (nodeCrypto) {
+    return nodeCrypto.createHmac('sha256', key).update(prefix, 'latin1').update(body).digest();
+  }
+  return hmacSha256(key as Uint8Array, concat(utf8(prefix), body));
+}
+
+function secretKey(secret: string): MacKey {
   let key = keyCache.get(secret);
   if (key === undefined) {
-    key = createSecretKey(
-      Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64'),
-    );
+    let bytes: Uint8Array;
+    try {
+      bytes = fromBase64(secret.startsWith('whsec_') ? secret.slice(6) : secret);
+    } catch {
+      // Not base64 (the options refuse such secrets at start): a key nothing was signed with.
+      bytes = utf8(secret);
+    }
+    key = nodeCrypto ? nodeCrypto.createSecretKey(bytes) : bytes;
     if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
     keyCache.set(secret, key);
   }

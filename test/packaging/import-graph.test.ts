@@ -346,7 +346,9 @@ describe('source layers', () => {
   /** Lowest first. Files at the top of src/ (the entries: index, kit, store-app, locals) are above all. */
   const LAYERS: readonly (readonly string[])[] = [
     ['errors', 'cache', 'telemetry', 'schemas', 'browser'],
-    ['options', 'crypto', 'background', 'core', 'openapi'],
+    // crypto (primitives on every runtime) below core: the browser session signs with it.
+    ['crypto'],
+    ['options', 'background', 'core', 'openapi'],
     ['oauth', 'http', 'storage', 'client'],
     ['refresh', 'purge'],
     ['grant', 'health', 'webhooks', 'install', 'shutdown'],
@@ -354,7 +356,7 @@ describe('source layers', () => {
     ['shells/express', 'shells/fetch'],
     ['config'],
     ['compose'],
-    ['testing', 'cli'],
+    ['testing', 'cli', 'workers'],
   ];
   const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
   const ENTRY_LAYER = LAYERS.length;

@@ -28,7 +28,17 @@ function valueImports(file: string): string[] {
 
 describe('storage boundary', () => {
   it('outside src/storage, modules import storage only through its entry, options, url and types', () => {
-    const allowed = new Set(['index.js', 'options.js', 'url.js', 'types.js', 'contract.js']);
+    // scoped-tables.js: the declared tables' check (drizzle-orm's table helpers, no driver);
+    // adapter-storage.js: the sealing over any adapter (the Workers entry's storage, no driver).
+    const allowed = new Set([
+      'index.js',
+      'options.js',
+      'url.js',
+      'types.js',
+      'contract.js',
+      'scoped-tables.js',
+      'adapter-storage.js',
+    ]);
     const offending: string[] = [];
     for (const file of files(src)) {
       const rel = relative(src, file);
