@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/crypto/index.js';
 import { type Platform, signWebhook, startPlatform } from '../../src/platform/index.js';
 import {
+  appBehindProxy,
   type Instance,
   type InstanceConfig,
   type LoadBalancer,
@@ -57,23 +57,8 @@ export function clockSkewSuite(label: string, open: () => Promise<SkewDatabase>)
         webhookRetrySchedule: [0.2, 0.5, 1, 2],
       });
       proxy = await startProxy();
-      const creds = platform.registerApp({
-        name: 'Clock skew',
-        redirectUri: `${proxy.url}/auth/callback`,
-        webhookUrl: `${proxy.url}/webhooks`,
-        scopes: ['read_products'],
-        appUrl: proxy.url,
-      });
       config = {
-        databaseUrl: db.url,
-        encryptionKey: generateKey(),
-        sessionSecret: randomBytes(32).toString('base64url'),
-        clientId: creds.clientId,
-        clientSecret: creds.clientSecret,
-        webhookSecret: creds.webhookSecret,
-        authUrl: platform.authUrl,
-        appUrl: proxy.url,
-        poolMax: 4,
+        ...appBehindProxy(platform, proxy, 'Clock skew', db.url),
         purgeHorizonMs: HORIZON_MS,
       };
       // One first (it migrates), then the other two.

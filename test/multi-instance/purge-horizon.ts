@@ -1,16 +1,8 @@
-/**
- * Issue 22 §1: once a purge has committed, no data of the store remains after
- * the purge horizon, whichever instance served the requests, and a reinstall
- * inside the horizon is never touched. Two app processes (the built package)
- * on one database: A receives the uninstall and purges; B still trusts its
- * installation cache. Run `npm run build` first.
- */
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/crypto/index.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import {
+  appBehindProxy,
   type Instance,
   type InstanceConfig,
   type LoadBalancer,
@@ -47,23 +39,8 @@ export function purgeHorizonSuite(label: string, open: () => Promise<HorizonData
         webhookRetrySchedule: [0.2, 0.5, 1],
       });
       proxy = await startProxy();
-      const creds = platform.registerApp({
-        name: 'Purge horizon',
-        redirectUri: `${proxy.url}/auth/callback`,
-        webhookUrl: `${proxy.url}/webhooks`,
-        scopes: ['read_products'],
-        appUrl: proxy.url,
-      });
       config = {
-        databaseUrl: db.url,
-        encryptionKey: generateKey(),
-        sessionSecret: randomBytes(32).toString('base64url'),
-        clientId: creds.clientId,
-        clientSecret: creds.clientSecret,
-        webhookSecret: creds.webhookSecret,
-        authUrl: platform.authUrl,
-        appUrl: proxy.url,
-        poolMax: 4,
+        ...appBehindProxy(platform, proxy, 'Purge horizon', db.url),
         cacheTtlMs: CACHE_TTL_MS,
         purgeHorizonMs: HORIZON_MS,
       };

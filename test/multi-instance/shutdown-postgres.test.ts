@@ -16,7 +16,6 @@
  * Run `npm run build` first.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
@@ -24,10 +23,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/crypto/index.js';
 import { type Platform, startPlatform } from '../../src/platform/index.js';
 import { installStore } from '../../src/testing/index.js';
 import {
+  appBehindProxy,
   type InstanceConfig,
   type LoadBalancer,
   requireBuild,
@@ -130,23 +129,8 @@ describe('SIGTERM under keep-alive load, with uninstalls in flight, on two insta
       webhookRetrySchedule: [0.2, 0.5, 1, 2],
     });
     proxy = await startProxy();
-    const creds = platform.registerApp({
-      name: 'Shutdown',
-      redirectUri: `${proxy.url}/auth/callback`,
-      webhookUrl: `${proxy.url}/webhooks`,
-      scopes: ['read_products'],
-      appUrl: proxy.url,
-    });
     config = {
-      databaseUrl: db.url,
-      encryptionKey: generateKey(),
-      sessionSecret: randomBytes(32).toString('base64url'),
-      clientId: creds.clientId,
-      clientSecret: creds.clientSecret,
-      webhookSecret: creds.webhookSecret,
-      authUrl: platform.authUrl,
-      appUrl: proxy.url,
-      poolMax: 4,
+      ...appBehindProxy(platform, proxy, 'Shutdown', db.url),
       // Purges take a while and are acknowledged (202) before they finish.
       purgeDelayMs: 300,
       ackTimeoutMs: 150,

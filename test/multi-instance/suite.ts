@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/crypto/index.js';
 import { type Platform, signWebhook, startPlatform } from '../../src/platform/index.js';
 import {
+  appBehindProxy,
   type Instance,
   type InstanceConfig,
   type LoadBalancer,
@@ -40,24 +40,9 @@ export function multiInstanceSuite(kind: ServerKind) {
       webhookRetrySchedule: [0.2, 0.5, 1],
     });
     proxy = await startProxy();
-    const creds = platform.registerApp({
-      name: 'Multi-instance',
-      redirectUri: `${proxy.url}/auth/callback`,
-      webhookUrl: `${proxy.url}/webhooks`,
-      scopes: ['read_products'],
-      appUrl: proxy.url,
-    });
     storeId = platform.createStore({ name: 'Shared store', seed: 3 }).storeId;
     config = {
-      databaseUrl: db.url,
-      encryptionKey: generateKey(),
-      sessionSecret: randomBytes(32).toString('base64url'),
-      clientId: creds.clientId,
-      clientSecret: creds.clientSecret,
-      webhookSecret: creds.webhookSecret,
-      authUrl: platform.authUrl,
-      appUrl: proxy.url,
-      poolMax: 4,
+      ...appBehindProxy(platform, proxy, 'Multi-instance', db.url),
       effectDelayMs: 100,
     };
     // All three start at once, as after a deploy: migrations take an advisory lock.
