@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internalsOf } from '../../src/compose/internals.js';
 import { type StoreAppHonoEnv, storeAppHono } from '../../src/hono.js';
@@ -31,7 +31,7 @@ function routes(
   kit: StoreAppKit,
 ) {
   const hono = storeAppHono(kit);
-  const auth =
+  const auth: MiddlewareHandler<StoreAppHonoEnv> =
     guard === 'mount'
       ? hono.authenticated()
       : async (c, next) => {
