@@ -267,7 +267,7 @@ async function startHonoKit(kit) {
     app.get('/api/data', hono.authenticated(), (c) =>
       c.json({ storeId: c.get('store').storeId, ok: true }),
     );
-    return { app: await honoListenable(app), secure: true };
+    return { app: await honoListenable(app), secure: true, mount: 'hono' };
   }
   const secure = typeof kit.secureResponse === 'function' && VARIANT !== 'hono-no-secure';
   const fetchFirst = VARIANT !== 'hono-authenticate-only';
@@ -303,7 +303,7 @@ async function startHonoKit(kit) {
     if (store instanceof Response) return store;
     return c.json({ storeId: store.storeId, ok: true });
   });
-  return { app: await honoListenable(app), secure };
+  return { app: await honoListenable(app), secure, mount: 'fetch' };
 }
 
 /**
@@ -537,6 +537,7 @@ process.send({
   ready: true,
   kitSynchronous,
   honoSecure: honoSide?.secure,
+  honoMount: honoSide?.mount,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken: kitSide?.kitTokens[0],
   kitTokens: kitSide?.kitTokens,
