@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
@@ -210,6 +211,28 @@ describe('store-app-kit/hono', () => {
     expect(forged.status).toBe(401);
     expect(forged.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect(forged.headers.get('vary')).toBe('Authorization');
+  });
+
+  it("attack: two Authorization lines (a remembered token first) get the Fetch mount's answer", async () => {
+    // Node's req.headers keeps only the first Authorization; a Request joins both.
+    await fetch(`${mount.url}/api/data`, { headers: bearer() }); // remembered now
+    // Raw bytes on a socket: two Authorization lines on the wire.
+    const twice = async (url: string) => {
+      const u = new URL(url);
+      const socket = connect(Number(u.port), u.hostname);
+      await once(socket, 'connect');
+      socket.end(
+        `GET /api/data HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${token}\r\n` +
+          'Authorization: Bearer other\r\nAccept: application/json\r\nConnection: close\r\n\r\n',
+      );
+      let text = '';
+      for await (const chunk of socket) text += chunk;
+      const status = Number(text.split(' ')[1]);
+      return { status, body: text.slice(text.indexOf('\r\n\r\n') + 4) };
+    };
+    const [a, b] = await Promise.all([twice(mount.url), twice(fetchMount.url)]);
+    expect(a).toEqual(b);
+    expect(a.status).not.toBe(200);
   });
 
   it('without a Node response (app.request) the set is added after the route, as kit.secureResponse does', async () => {

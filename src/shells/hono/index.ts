@@ -52,7 +52,7 @@ export interface StoreAppHono {
 /** What this mount reads of `@hono/node-server`'s bindings (`HttpBindings`). */
 interface NodeBindings {
   incoming?: {
-    headers: Record<string, string | string[] | undefined>;
+    rawHeaders: string[];
     socket?: { remoteAddress?: string };
   };
   outgoing?: NodeOutgoing;
@@ -65,11 +65,22 @@ interface NodeOutgoing {
 const nodeOf = (env: unknown): NodeBindings | undefined =>
   typeof env === 'object' && env !== null && 'outgoing' in env ? (env as NodeBindings) : undefined;
 
-/** The request's `Authorization`, from the Node request when there is one (no `Headers` built). */
+/**
+ * The request's `Authorization`, from the Node request when there is one (no `Headers`
+ * built): its raw lines, joined as a `Headers` joins them (Node's `headers` object keeps
+ * only the first of two, which the Fetch mount would not).
+ */
 function authorizationOf(request: Request, node: NodeBindings | undefined): string | undefined {
-  const fromNode = node?.incoming?.headers.authorization;
-  if (node?.incoming) return typeof fromNode === 'string' ? fromNode : undefined;
-  return request.headers.get('authorization') ?? undefined;
+  const raw = node?.incoming?.rawHeaders;
+  if (raw === undefined) return request.headers.get('authorization') ?? undefined;
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+    }
+  }
+  return value;
 }
 
 /**
