@@ -5,7 +5,7 @@
  * const hono = storeAppHono(kit);
  * const app = new Hono<StoreAppHonoEnv>();
  * app.use('*', hono.middleware());
- * app.get('/api/products', hono.authenticated(), (c) => c.json({ store: c.var.store.storeId }));
+ * app.get('/api/products', hono.authenticated(), (c) => c.json({ store: c.get('store').storeId }));
  * ```
  *
  * Hono is an optional peer dependency: only this entry names it (its types).

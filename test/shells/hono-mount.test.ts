@@ -60,6 +60,12 @@ function routes(
       }),
   );
   app.get('/page', (c) => c.html('<!doctype html><title>page</title>'));
+  // Raw header lines straight to Node (no Response): they win over the set, the set is there.
+  app.get('/raw', (c) => {
+    c.env.outgoing.writeHead(200, ['content-type', 'text/plain', 'x-frame-options', 'SAMEORIGIN']);
+    c.env.outgoing.end('raw');
+    return new Response(null);
+  });
 }
 
 function mountApp(kit: StoreAppKit) {
@@ -233,6 +239,13 @@ describe('store-app-kit/hono', () => {
     const [a, b] = await Promise.all([twice(mount.url), twice(fetchMount.url)]);
     expect(a).toEqual(b);
     expect(a.status).not.toBe(200);
+  });
+
+  it('raw header lines written to the Node response keep the set under them', async () => {
+    const res = await fetch(`${mount.url}/raw`);
+    expect(await res.text()).toBe('raw');
+    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('content-security-policy')).toContain(kit.frameAncestors());
   });
 
   it('without a Node response (app.request) the set is added after the route, as kit.secureResponse does', async () => {

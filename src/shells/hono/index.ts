@@ -1,6 +1,6 @@
 /**
  * The kit on Hono: `middleware()` (the kit's routes, and its header set on every other
- * answer) and `authenticated()` (the store in `c.var.store`), over the Fetch shell's
+ * answer) and `authenticated()` (the store in `c.get('store')`), over the Fetch shell's
  * own pieces: the same route table, `authenticate`, in-memory fast path and header set
  * as `kit.fetch`, `kit.authenticate` and `kit.secureResponse`.
  *
@@ -24,7 +24,7 @@ import { isBearerRequest } from '../../core/bearer.js';
 import { type HeaderSet, varyWith } from '../../core/security-headers.js';
 import type { FetchShell } from '../fetch/index.js';
 
-/** `c.var.store` behind `authenticated()`: `new Hono<StoreAppHonoEnv>()` types it. */
+/** `c.get('store')` behind `authenticated()`: `new Hono<StoreAppHonoEnv>()` types it. */
 export interface StoreAppHonoEnv {
   Variables: { store: AuthenticatedStore };
 }
@@ -43,7 +43,7 @@ export interface StoreAppHono {
   /** Mount once, first: `app.use('*', hono.middleware())`. */
   middleware(): MiddlewareHandler;
   /**
-   * The route's store in `c.var.store`, or the kit's answer instead (a launch's
+   * The route's store in `c.get('store')`, or the kit's answer instead (a launch's
    * redirect, re-authorisation, 401, 403, 503): `kit.authenticate` as a middleware.
    */
   authenticated(): MiddlewareHandler<StoreAppHonoEnv>;
@@ -59,6 +59,8 @@ interface NodeBindings {
 }
 interface NodeOutgoing {
   headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+  removeHeader(name: string): void;
   writeHead: (status: number, ...rest: unknown[]) => unknown;
 }
 
@@ -101,10 +103,21 @@ function headWriter(set: HeaderSet, bearer: boolean) {
     own?: unknown,
   ): unknown {
     const head = typeof reason === 'string' ? own : reason;
+    const write = (Object.getPrototypeOf(this) as NodeOutgoing).writeHead;
+    if (Array.isArray(head)) {
+      // Raw header lines (not what @hono/node-server passes): the set goes in first, and
+      // Node applies the lines over it.
+      for (const [name, value] of entries) this.setHeader(name, value);
+      if (bearer) this.setHeader('vary', 'Authorization');
+      for (const name of set.removed) this.removeHeader(name);
+      return typeof reason === 'string'
+        ? write.call(this, status, reason, head)
+        : write.call(this, status, head);
+    }
     const merged: Record<string, unknown> = {};
     /** The set's names the route's head has (lower case), when it has any. */
     let named: Set<string> | undefined;
-    if (typeof head === 'object' && head !== null && !Array.isArray(head)) {
+    if (typeof head === 'object' && head !== null) {
       for (const key in head) {
         const lower = key.toLowerCase();
         if (names.has(lower)) {
@@ -124,7 +137,6 @@ function headWriter(set: HeaderSet, bearer: boolean) {
         }
       } else merged.vary = 'Authorization';
     }
-    const write = (Object.getPrototypeOf(this) as NodeOutgoing).writeHead;
     return typeof reason === 'string'
       ? write.call(this, status, reason, merged)
       : write.call(this, status, merged);
