@@ -328,9 +328,10 @@ describe('create-store-app CLI without a terminal', () => {
     const dir = join(work, 'edge-app');
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['drizzle-orm', 'hono', 'store-app-kit']);
-    // workerd comes from npm with miniflare and wrangler; nothing of Node's servers or SQLite.
+    // workerd comes from npm with miniflare and wrangler; better-sqlite3 is the local
+    // platform's (dev and tests, on Node), never the Worker's.
     expect(Object.keys(pkg.devDependencies)).toEqual(
-      expect.arrayContaining(['miniflare', 'wrangler']),
+      expect.arrayContaining(['miniflare', 'wrangler', 'better-sqlite3']),
     );
     for (const nodeOnly of ['better-sqlite3', '@hono/node-server', 'express'])
       expect(pkg.dependencies[nodeOnly], nodeOnly).toBeUndefined();
