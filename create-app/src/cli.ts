@@ -222,6 +222,11 @@ export function nextSteps(result: ScaffoldResult, cwd: string): string {
     `  ${runCommand(pm, 'dev')}     # local platform + app; open the admin URL it prints`,
     `  ${runCommand(pm, 'test')}    # vitest against the local platform`,
   );
+  if (result.template === 'workers') {
+    lines.push(
+      `  ${runCommand(pm, 'deploy')}  # to Cloudflare, after README.md's "Deploying" steps`,
+    );
+  }
   return lines.join('\n');
 }
 

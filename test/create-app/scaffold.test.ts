@@ -325,6 +325,7 @@ describe('create-store-app CLI without a terminal', () => {
   it('writes the Workers app with --template workers: wrangler.toml, D1 migrations, .dev.vars', async () => {
     const r = await cli(['edge-app', '--template', 'workers', '--no-install', '--no-git']);
     expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('npm run deploy');
     const dir = join(work, 'edge-app');
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['drizzle-orm', 'hono', 'store-app-kit']);
