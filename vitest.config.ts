@@ -7,7 +7,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * integration tests share, and a long child process cannot starve vitest's
  * worker RPC. `default`: everything else.
  */
-const SLOW = ['test/create-app/generated-project.test.ts', 'test/create-app/template.test.ts'];
+const SLOW = [
+  'test/create-app/generated-project.test.ts',
+  'test/create-app/template.test.ts',
+  // Type-checks the Workers template and runs its suite and dev loop in workerd (~25 s).
+  'test/create-app/workers-template.test.ts',
+];
 
 const exclude = process.env['STORE_APP_LONG_TESTS']
   ? configDefaults.exclude

@@ -1,5 +1,6 @@
 // prepack: ship the repository's templates/ inside the package. Build outputs
-// (node_modules/, dist/: the tests link and compile the template in place) are
+// (node_modules/, dist/, the Workers template's src/generated/: the tests link and compile
+// the template in place) are
 // left out; local state is refused, not skipped: a database, a .env or a
 // platform's .dev/ folder in templates/ holds someone's secrets and stores
 // (the demo runs in .demo/, never in templates/), and packing around it would
@@ -12,10 +13,11 @@ import { fileURLToPath } from 'node:url';
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
 const from = resolve(process.argv[2] ?? join(pkg, '..', 'templates'));
 const to = resolve(process.argv[3] ?? join(pkg, 'templates'));
-const buildOutputs = new Set(['node_modules', 'dist']);
-const stateDirs = new Set(['.dev', 'data', 'test-artifacts', '.demo']);
+const buildOutputs = new Set(['node_modules', 'dist', 'generated']);
+const stateDirs = new Set(['.dev', 'data', 'test-artifacts', '.demo', '.wrangler']);
 const isStateFile = (name) =>
   (name.startsWith('.env') && name !== '.env.example') ||
+  (name.startsWith('.dev.vars') && name !== '.dev.vars.example') ||
   /\.(db|sqlite|sqlite3)(-journal|-wal|-shm)?$/.test(name);
 
 /** Local state under `dir` (relative paths), build outputs not searched. */

@@ -21,7 +21,8 @@ export const HELP = `Usage: create-store-app [directory] [options]
 Creates an embedded Merchant Store Platform app built on store-app-kit.
 
 Options:
-  --template <name>     Project template: express (default), hono or react
+  --template <name>     Project template: express (default), hono, react or workers
+                        (Hono on Cloudflare Workers with D1)
   --pm <npm|pnpm|yarn|bun>
                         Package manager (default: the one running this command)
   --no-install          Do not install dependencies
@@ -34,6 +35,14 @@ Options:
   --version, -v         Print the version of create-store-app
 
 Prompts are skipped when stdin is not a terminal or with --yes.`;
+
+/** What the template prompt says of each template. */
+const TEMPLATE_HINTS: Record<string, string> = {
+  express: 'Express on Node',
+  hono: 'Hono on Node',
+  react: 'React UI (Vite), Express on Node',
+  workers: 'Hono on Cloudflare Workers with D1',
+};
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -128,6 +137,13 @@ async function resolveChoices(c: Choices, io: CliIo) {
   };
   const detected = detectPackageManager(io.env);
   const templates = await listTemplates();
+  // A mistyped template is a usage error, found before any question is asked.
+  if (c.template !== undefined && !templates.includes(c.template)) {
+    throw new CreateAppError(
+      INVALID_ARGUMENT,
+      `--template must be one of ${templates.join(', ')} (got "${c.template}").`,
+    );
+  }
   if (!interactive) {
     if (!c.dir) {
       throw new CreateAppError(
@@ -167,7 +183,11 @@ async function resolveChoices(c: Choices, io: CliIo) {
           await ask.select({
             message: 'Template',
             initialValue: 'express',
-            options: templates.map((t) => ({ value: t, label: t })),
+            options: templates.map((t) => ({
+              value: t,
+              label: t,
+              ...(TEMPLATE_HINTS[t] ? { hint: TEMPLATE_HINTS[t] } : {}),
+            })),
           }),
         ));
   // Only what is installed here: a missing one would fail at the install step.
@@ -202,6 +222,11 @@ export function nextSteps(result: ScaffoldResult, cwd: string): string {
     `  ${runCommand(pm, 'dev')}     # local platform + app; open the admin URL it prints`,
     `  ${runCommand(pm, 'test')}    # vitest against the local platform`,
   );
+  if (result.template === 'workers') {
+    lines.push(
+      `  ${runCommand(pm, 'deploy')}  # to Cloudflare, after README.md's "Deploying" steps`,
+    );
+  }
   return lines.join('\n');
 }
 

@@ -14,7 +14,7 @@ import {
   TEMPLATES_MISSING,
   UNKNOWN_TEMPLATE,
 } from './errors.js';
-import { generateSecrets, renderEnv, renderEnvExample } from './secrets.js';
+import { generateSecrets, renderEnv, renderEnvExample, type SettingsFile } from './secrets.js';
 
 export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
 export const PACKAGE_MANAGERS: readonly PackageManager[] = ['npm', 'pnpm', 'yarn', 'bun'];
@@ -26,7 +26,16 @@ export const PACKAGE_MANAGERS: readonly PackageManager[] = ['npm', 'pnpm', 'yarn
 export const LAYERS_FILE = '_layers';
 
 /** Top-level entries of a template folder never copied: build output and local state of the repo demo. */
-const SKIPPED = new Set(['node_modules', 'dist', 'data', '.env', 'test-artifacts', LAYERS_FILE]);
+const SKIPPED = new Set([
+  'node_modules',
+  'dist',
+  'data',
+  '.env',
+  '.dev.vars',
+  '.wrangler',
+  'test-artifacts',
+  LAYERS_FILE,
+]);
 
 /**
  * The folder of the templates directory holding the files every template shares (the notes
@@ -267,6 +276,11 @@ export async function layTemplate(
   }
 }
 
+/** The file of a project's local settings: wrangler's `.dev.vars` for a Worker, else `.env`. */
+export function settingsFileOf(projectDir: string): SettingsFile {
+  return existsSync(join(projectDir, 'wrangler.toml')) ? '.dev.vars' : '.env';
+}
+
 async function writeProject(
   tempDir: string,
   templatesDir: string,
@@ -324,8 +338,10 @@ async function writeProject(
     );
   }
 
-  await writeFile(join(tempDir, '.env'), renderEnv(generateSecrets()), { mode: 0o600 });
-  await writeFile(join(tempDir, '.env.example'), renderEnvExample());
+  // A Worker (wrangler.toml) reads its local settings from wrangler's `.dev.vars`, not `.env`.
+  const settings = settingsFileOf(tempDir);
+  await writeFile(join(tempDir, settings), renderEnv(generateSecrets(), settings), { mode: 0o600 });
+  await writeFile(join(tempDir, `${settings}.example`), renderEnvExample(settings));
 }
 
 /**

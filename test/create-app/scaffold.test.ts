@@ -322,6 +322,53 @@ describe('create-store-app CLI without a terminal', () => {
     expect(express.dependencies['hono']).toBeUndefined();
   });
 
+  it('writes the Workers app with --template workers: wrangler.toml, D1 migrations, .dev.vars', async () => {
+    const r = await cli(['edge-app', '--template', 'workers', '--no-install', '--no-git']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('npm run deploy');
+    const dir = join(work, 'edge-app');
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['drizzle-orm', 'hono', 'store-app-kit']);
+    // workerd comes from npm with miniflare and wrangler; better-sqlite3 is the local
+    // platform's (dev and tests, on Node), never the Worker's.
+    expect(Object.keys(pkg.devDependencies)).toEqual(
+      expect.arrayContaining(['miniflare', 'wrangler', 'better-sqlite3']),
+    );
+    for (const nodeOnly of ['better-sqlite3', '@hono/node-server', 'express'])
+      expect(pkg.dependencies[nodeOnly], nodeOnly).toBeUndefined();
+    for (const script of ['dev', 'build', 'typecheck', 'test', 'deploy', 'db:migrate:remote'])
+      expect(pkg.scripts[script], script).toBeTruthy();
+    const wrangler = readFileSync(join(dir, 'wrangler.toml'), 'utf8');
+    expect(wrangler).toMatch(/^binding = "DB"$/m);
+    expect(wrangler).toMatch(/^migrations_dir = "migrations"$/m);
+    expect(wrangler).toMatch(/^crons = \[".+"\]$/m);
+    expect(existsSync(join(dir, 'migrations', '0100_product_notes.sql'))).toBe(true);
+    // wrangler's local settings file, not .env: fresh secrets, no Node-only settings.
+    expect(existsSync(join(dir, '.env'))).toBe(false);
+    const vars = parseEnv(readFileSync(join(dir, '.dev.vars'), 'utf8'));
+    expect(vars['STORE_APP_CLIENT_ID']).toMatch(/^app_/);
+    expect(Buffer.from(vars['STORE_APP_ENCRYPTION_KEYS']!, 'base64url').length).toBe(32);
+    expect(vars['DATABASE_URL']).toBeUndefined();
+    expect(vars['PORT']).toBeUndefined();
+    expect(statSync(join(dir, '.dev.vars')).mode & 0o077).toBe(0);
+    const example = readFileSync(join(dir, '.dev.vars.example'), 'utf8');
+    expect(Object.keys(parseEnv(example)).sort()).toEqual(Object.keys(vars).sort());
+    expect(example).not.toContain(vars['STORE_APP_CLIENT_SECRET']!);
+    const ignored = readFileSync(join(dir, '.gitignore'), 'utf8');
+    for (const line of ['.dev.vars', '.wrangler/', 'src/generated/'])
+      expect(ignored).toMatch(new RegExp(`^${line.replaceAll('.', '\\.')}$`, 'm'));
+    // The page's browser half is the shared one, without its Node-only folder lookup.
+    expect(existsSync(join(dir, 'public', 'home.js'))).toBe(true);
+    expect(readFileSync(join(dir, 'src', 'views', 'home.ts'), 'utf8')).not.toContain('node:');
+  });
+
+  it('refuses an unknown --template with a usage error naming the templates, before writing', async () => {
+    const r = await cli(['x', '--template', 'worker', '--no-install', '--no-git']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('express, hono, react, workers');
+    expect(readdirSync(work)).toEqual([]);
+  });
+
   it('uses the package manager that ran it when --pm is absent', async () => {
     const r = await cli(['y-app', '--no-install', '--no-git'], {
       npm_config_user_agent: 'yarn/4.0.0 node/v20',
@@ -418,7 +465,7 @@ describe('create-store-app CLI in a terminal', () => {
     const { prompts, asked, offered } = scripted(['asked-app', 'hono', 'pnpm', false, false]);
     const r = await tty([], prompts);
     expect(r.code, r.err).toBe(0);
-    expect(offered['Template']).toEqual(['express', 'hono', 'react']);
+    expect(offered['Template']).toEqual(['express', 'hono', 'react', 'workers']);
     expect(asked).toEqual([
       'Project name',
       'Template',

@@ -34,19 +34,21 @@ const sha = (file: string) =>
   createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16);
 
 /**
- * The scaffolded project as a listing: one line per file, its hash and path. `.env` holds
- * fresh secrets on every run: its presence is listed, not its bytes.
+ * The scaffolded project as a listing: one line per file, its hash and path. `.env` (a
+ * Worker's `.dev.vars`) holds fresh secrets on every run: its presence is listed, not its bytes.
  */
 function listing(dir: string): string {
   return `${filesUnder(dir)
-    .map((f) => `${f === '.env' ? '(fresh secrets)' : sha(join(dir, f))}  ${f}`)
+    .map(
+      (f) => `${f === '.env' || f === '.dev.vars' ? '(fresh secrets)' : sha(join(dir, f))}  ${f}`,
+    )
     .join('\n')}\n`;
 }
 
 const templates = await listTemplates(templatesDir);
 
 it('offers the templates, not the shared layer', () => {
-  expect(templates).toEqual(['express', 'hono', 'react']);
+  expect(templates).toEqual(['express', 'hono', 'react', 'workers']);
 });
 
 describe.each(templates)('create-store-app --template %s', (template) => {
@@ -77,10 +79,11 @@ describe.each(templates)('create-store-app --template %s', (template) => {
     ]);
     const missing = new Set<string>();
     for (const f of filesUnder(dir, (n) => n === 'node_modules')) {
-      if (!/\.(ts|tsx|mts)$/.test(f)) continue;
+      // public/ is the browser's (its one import is a URL of the app); scripts/ are Node's.
+      if (!/\.(ts|tsx|mts|mjs)$/.test(f)) continue;
       const code = readFileSync(join(dir, f), 'utf8');
       for (const [, spec] of code.matchAll(/(?:from|import)\s*\(?\s*'([^'.][^']*)'/g)) {
-        if (spec!.startsWith('node:')) continue;
+        if (spec!.startsWith('node:') || spec!.startsWith('/')) continue;
         const name = spec!.startsWith('@')
           ? spec!.split('/').slice(0, 2).join('/')
           : spec!.split('/')[0]!;
@@ -131,5 +134,29 @@ describe('the shared layer', () => {
       ),
     );
     expect(same, `move these to templates/${SHARED_LAYER}`).toEqual([]);
+  });
+});
+
+describe('the Workers template', () => {
+  it('runs in workerd without nodejs_compat: the Worker’s code (src/, the _page layer’s view included) imports no Node module', async () => {
+    const dir = join(work, 'workers-runtime');
+    await scaffold({
+      targetDir: dir,
+      template: 'workers',
+      templatesDir,
+      install: false,
+      git: false,
+      env: {},
+    });
+    const wrangler = readFileSync(join(dir, 'wrangler.toml'), 'utf8');
+    expect(wrangler).not.toMatch(/^compatibility_flags/m);
+    const offenders = filesUnder(join(dir, 'src'))
+      .filter((f) => /\.ts$/.test(f))
+      .filter((f) =>
+        /from\s+'node:|require\(|\bprocess\.env\b|\bBuffer\./.test(
+          readFileSync(join(dir, 'src', f), 'utf8'),
+        ),
+      );
+    expect(offenders).toEqual([]);
   });
 });

@@ -16,7 +16,7 @@ import { run } from './run.js';
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
-export type TemplateName = 'express' | 'hono' | 'react';
+export type TemplateName = 'express' | 'hono' | 'react' | 'workers';
 
 export interface LaidTemplate {
   /** The project directory (package.json, src/, test/, node_modules/store-app-kit). */
@@ -54,6 +54,16 @@ export async function layOutTemplate(
     dist: join(dir, 'dist'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+  if (template === 'workers') {
+    // What its `npm install` (postinstall: the kit's D1 migrations into migrations/) and
+    // `npm test` (the page's assets bundled into src/generated/) do first; then no tsc
+    // output: wrangler bundles the Worker, the tests bundle it with esbuild.
+    for (const script of ['scripts/kit-migrations.mjs', 'scripts/build-assets.mjs']) {
+      const r = await run(process.execPath, [join(dir, script)], { cwd: dir });
+      if (r.status !== 0) throw new Error(`templates/workers ${script} failed:\n${r.out}`);
+    }
+    return laid;
+  }
   if (options.compile ?? true) {
     const built = await run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.build.json')], {
       cwd: dir,

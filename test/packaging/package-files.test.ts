@@ -55,16 +55,34 @@ describe('the create-store-app pack step (prepack copy of templates/)', () => {
     expect(existsSync(to)).toBe(false);
   });
 
+  it("refuses a Worker's local state in templates/workers: .dev.vars, wrangler's .wrangler/", async () => {
+    const from = templatesCopy('dirty-workers');
+    writeFileSync(join(from, 'workers', '.dev.vars'), 'STORE_APP_CLIENT_SECRET=s3cret');
+    mkdirSync(join(from, 'workers', '.wrangler', 'state'), { recursive: true });
+    writeFileSync(join(from, 'workers', '.wrangler', 'state', 'db.sqlite'), 'tokens');
+    const to = join(work, 'dirty-workers-out');
+    const r = await run(process.execPath, [copyTemplates, from, to], { cwd: root });
+    expect(r.status).toBe(1);
+    for (const p of ['workers/.dev.vars', 'workers/.wrangler/']) expect(r.stderr).toContain(p);
+    expect(r.stderr).not.toContain('s3cret');
+    expect(existsSync(to)).toBe(false);
+  });
+
   it('copies a clean templates/ without the build outputs the tests leave', async () => {
     const from = templatesCopy('clean');
     mkdirSync(join(from, 'express', 'node_modules', 'store-app-kit'), { recursive: true });
     mkdirSync(join(from, 'express', 'dist'));
     writeFileSync(join(from, 'express', 'dist', 'server.js'), '');
+    // The Workers template's bundled page assets (scripts/build-assets.mjs) are a build output.
+    mkdirSync(join(from, 'workers', 'src', 'generated'), { recursive: true });
+    writeFileSync(join(from, 'workers', 'src', 'generated', 'assets.ts'), '');
     const to = join(work, 'clean-out');
     const r = await run(process.execPath, [copyTemplates, from, to], { cwd: root });
     expect(r.status, r.out).toBe(0);
     expect(existsSync(join(to, 'express', 'node_modules'))).toBe(false);
     expect(existsSync(join(to, 'express', 'dist'))).toBe(false);
+    expect(existsSync(join(to, 'workers', 'src', 'generated'))).toBe(false);
+    expect(existsSync(join(to, 'workers', 'src', 'index.ts'))).toBe(true);
     expect(readFileSync(join(to, 'express', 'package.json'), 'utf8')).toBe(
       readFileSync(join(root, 'templates', 'express', 'package.json'), 'utf8'),
     );

@@ -1,8 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { type StoreAppKit, type StoreAppOptionsWithoutAdapter, storeApp } from 'store-app-kit';
 import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
 import { productNotesFor } from './db/schema.js';
-import { PUBLIC_DIR, renderHomePage } from './views/home.js';
+import { renderHomePage } from './views/home.js';
+
+/** The folder of the page's script and styles (public/), beside src/ and dist/ alike. */
+const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
 export interface App {
   app: Express;

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { HttpBindings } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { type Context, Hono } from 'hono';
@@ -6,7 +7,10 @@ import { type StoreAppKit, type StoreAppOptionsWithoutAdapter, storeApp } from '
 import { type StoreAppHonoEnv, storeAppHono } from 'store-app-kit/hono';
 import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
 import { productNotesFor } from './db/schema.js';
-import { PUBLIC_DIR, renderHomePage } from './views/home.js';
+import { renderHomePage } from './views/home.js';
+
+/** The folder of the page's script and styles (public/), beside src/ and dist/ alike. */
+const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
 /** c.env: the Node request (@hono/node-server); c.get('store'): behind hono.authenticated(). */
 export type AppEnv = { Bindings: HttpBindings } & StoreAppHonoEnv;

@@ -4,12 +4,8 @@
  * so the page's CSP allows 'self' only and there is no frontend build step.
  * The script talks to this app's own JSON routes with the app session token
  * (through store-app-kit/browser); it never sees a platform access token.
+ * No Node module here: the Workers template renders the same page in workerd.
  */
-import { fileURLToPath } from 'node:url';
-
-/** The folder of the page's script and styles, beside src/ and dist/ alike. */
-export const PUBLIC_DIR = fileURLToPath(new URL('../../public/', import.meta.url));
-
 const escapes: Record<string, string> = {
   '&': '&amp;',
   '<': '&lt;',
