@@ -447,17 +447,21 @@ if (selected('route')) {
 if (selected('hono-route')) {
   const hono = await startSide('hono');
   const bare = await startSide('honoBare');
-  // Before: the baseline build mounted as its docs showed (two middlewares, c.res reassigned).
+  // Before: the baseline build mounted as its docs show: through store-app-kit/hono when it
+  // has one, else one middleware over kit.fetch and kit.secureResponse (BENCH_HONO_BEFORE
+  // names another server.js variant, e.g. hono-main-mount for builds before issue 31).
   const before = BASELINE
     ? await startSide('hono', {
         BENCH_KIT_DIST: join(BASELINE, 'dist'),
-        BENCH_VARIANT: 'hono-main-mount',
+        BENCH_VARIANT: process.env.BENCH_HONO_BEFORE ?? '',
       })
     : undefined;
   const headers = (side) =>
-    side.info.honoSecure
-      ? 'with kit.secureResponse'
-      : 'without a header set (no kit.secureResponse)';
+    side.info.honoMount === 'hono'
+      ? 'through store-app-kit/hono'
+      : side.info.honoSecure
+        ? 'kit.fetch, kit.authenticate and kit.secureResponse'
+        : 'without a header set (no kit.secureResponse)';
   console.log(`Hono route: ${headers(hono)}${before ? `; before: ${headers(before)}` : ''}`);
   for (const connections of CONNECTIONS) {
     await httpRows(
@@ -483,7 +487,7 @@ if (selected('hono-route')) {
       },
       [
         [
-          `Hono route behind kit.authenticate (kit.fetch first, as docs/runtimes.md mounts it), ${connections} conn, ${STORES} stores (req/s) vs the same handler on bare Hono`,
+          `Hono route behind the kit as docs/runtimes.md mounts it, ${connections} conn, ${STORES} stores (req/s) vs the same handler on bare Hono`,
           'hono',
           'bare',
           '>=0.85',

@@ -244,7 +244,10 @@ async function honoListenable(app) {
  * The kit mounted as docs/runtimes.md and templates/hono do: one middleware, kit.fetch
  * first (with the socket's address), then the app's route, whose answer gets the kit's
  * header set in place (kit.secureResponse). GET /api/data behind kit.authenticate.
- * BENCH_VARIANT on this side:
+ * A build with `store-app-kit/hono` is mounted through it (`hono.middleware()`,
+ * `hono.authenticated()`), as docs/runtimes.md shows; BENCH_VARIANT on this side:
+ *   hono-fetch-mount        kit.fetch, kit.authenticate and kit.secureResponse in one
+ *                           middleware (the mount before store-app-kit/hono)
  *   hono-main-mount         as docs/runtimes.md showed before issue 31's speed work: two
  *                           middlewares, `c.res = kit.secureResponse(…)` (Hono copies a
  *                           Response assigned to c.res, its body through a stream)
@@ -256,6 +259,16 @@ async function honoListenable(app) {
 async function startHonoKit(kit) {
   const { Hono } = await import('hono');
   const app = new Hono();
+  // store-app-kit/hono (after issue 31's speed work): the mount docs/runtimes.md shows.
+  const honoEntry = await import(new URL('hono.js', dist).href).catch(() => null);
+  if (honoEntry && !VARIANT.startsWith('hono-fetch-mount') && VARIANT !== 'hono-main-mount') {
+    const hono = honoEntry.storeAppHono(kit);
+    app.use('*', hono.middleware());
+    app.get('/api/data', hono.authenticated(), (c) =>
+      c.json({ storeId: c.get('store').storeId, ok: true }),
+    );
+    return { app: await honoListenable(app), secure: true, mount: 'hono' };
+  }
   const secure = typeof kit.secureResponse === 'function' && VARIANT !== 'hono-no-secure';
   const fetchFirst = VARIANT !== 'hono-authenticate-only';
   const remoteAddress = (c) => ({ remoteAddress: c.env.incoming.socket.remoteAddress });
@@ -290,7 +303,7 @@ async function startHonoKit(kit) {
     if (store instanceof Response) return store;
     return c.json({ storeId: store.storeId, ok: true });
   });
-  return { app: await honoListenable(app), secure };
+  return { app: await honoListenable(app), secure, mount: 'fetch' };
 }
 
 /**
@@ -298,10 +311,22 @@ async function startHonoKit(kit) {
  *   hono-bare-middleware  one pass-through async middleware (the shape of the kit's mount)
  *   hono-bare-headers     that middleware setting, after next(), the headers the kit's set
  *                         gives a bearer request (HSTS, nosniff, Vary) on c.res.headers
+ *   hono-bare-node-headers  those headers set on the Node response before next()
  */
 async function startHonoBare() {
   const { Hono } = await import('hono');
   const app = new Hono();
+  if (VARIANT === 'hono-bare-node-headers') {
+    // The same three headers set on the Node response before the route (Node merges them
+    // under the route's own): @hono/node-server keeps its plain-object path.
+    app.use('*', (c, next) => {
+      const out = c.env.outgoing;
+      out.setHeader('strict-transport-security', 'max-age=31536000; includeSubDomains');
+      out.setHeader('x-content-type-options', 'nosniff');
+      out.setHeader('vary', 'Authorization');
+      return next();
+    });
+  }
   if (VARIANT === 'hono-bare-middleware' || VARIANT === 'hono-bare-headers') {
     app.use('*', async (c, next) => {
       await next();
@@ -512,6 +537,7 @@ process.send({
   ready: true,
   kitSynchronous,
   honoSecure: honoSide?.secure,
+  honoMount: honoSide?.mount,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken: kitSide?.kitTokens[0],
   kitTokens: kitSide?.kitTokens,

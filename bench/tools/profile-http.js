@@ -35,7 +35,9 @@ const start = (s) => {
 };
 const { child: server, info } = await start(serverSide);
 const tokenSource =
-  side === 'bare' && kind === 'route' ? await start('kit') : { info, child: undefined };
+  (side === 'bare' || side === 'honoBare') && kind === 'route'
+    ? await start('kit')
+    : { info, child: undefined };
 const url = `${info.urls[serverSide]}${kind === 'webhook' ? '/webhooks' : '/api/data'}`;
 const key = Buffer.from(secret.slice(6), 'base64');
 let next;

@@ -27,12 +27,14 @@ const honoVariants = {
   bare: ['honoBare', ''],
   'bare + one pass-through middleware': ['honoBare', 'hono-bare-middleware'],
   'bare + that middleware setting HSTS nosniff and Vary': ['honoBare', 'hono-bare-headers'],
+  'bare + HSTS nosniff and Vary on the Node response': ['honoBare', 'hono-bare-node-headers'],
   'bare + AsyncLocalStorage in use': ['honoBare', 'async-local-storage'],
   'bare + ~9 MB more live heap': ['honoBare', 'larger-heap'],
   'kit.fetch only (no kit.authenticate)': ['hono', 'hono-fetch-only'],
   'kit.authenticate only (no kit.fetch)': ['hono', 'hono-authenticate-only'],
   'kit without kit.secureResponse': ['hono', 'hono-no-secure'],
   'kit, mounted as before (two middlewares, c.res reassigned)': ['hono', 'hono-main-mount'],
+  'kit mounted over kit.fetch and kit.secureResponse': ['hono', 'hono-fetch-mount'],
   kit: ['hono', ''],
 };
 const variants = hono

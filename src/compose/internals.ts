@@ -1,14 +1,18 @@
 /**
- * The kit's internals for the kit's own tests and benchmarks: the sealed storage and
- * the resolved configuration (which holds secrets). Not on the kit object, not a
- * package entry: an app reaches neither.
+ * The kit's internals for the kit's own tests, benchmarks and entries: the sealed
+ * storage and the resolved configuration (which holds secrets), and the Fetch shell
+ * the Hono mount (`store-app-kit/hono`) is built over. Not on the kit object, not a
+ * package entry: an app reaches none of them.
  */
 import type { ResolvedConfig } from '../config/index.js';
+import type { FetchShell } from '../shells/fetch/index.js';
 import type { Storage } from '../storage/types.js';
 
 export interface KitInternals {
   storage: Storage;
   config: ResolvedConfig;
+  /** The kit's Fetch shell (built on first use, the one `kit.fetch` uses). */
+  fetchShell(): FetchShell;
 }
 
 const internals = new WeakMap<object, KitInternals>();

@@ -120,6 +120,6 @@ export function kitObject(
     track: ((handler) => fetchShellNow().track(handler)) as StoreAppKitBase['track'],
     close: () => s.close(),
   };
-  registerInternals(kit, { storage: s.storage, config: s.config });
+  registerInternals(kit, { storage: s.storage, config: s.config, fetchShell: fetchShellNow });
   return kit;
 }

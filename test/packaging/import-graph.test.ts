@@ -354,6 +354,8 @@ describe('source layers', () => {
     ['grant', 'health', 'webhooks', 'install', 'shutdown'],
     ['authenticated'],
     ['shells/express', 'shells/fetch'],
+    // The Hono mount (store-app-kit/hono) over the Fetch shell's pieces.
+    ['shells/hono'],
     ['config'],
     ['compose'],
     ['testing', 'cli', 'workers'],
@@ -440,6 +442,18 @@ describe('source layers', () => {
           .packages.filter((p) => EXPRESS_FAMILY.test(p))
           .map((p) => `${own(f)}: ${p}`),
       );
+    expect(outside).toEqual([]);
+  });
+
+  it('only src/shells/hono/ imports hono (an optional peer), and only its types', () => {
+    const outside: string[] = [];
+    for (const f of kit) {
+      const code = readFileSync(f, 'utf8');
+      for (const p of importsOf(f).packages.filter((p) => /^(hono|@hono\/)/.test(p))) {
+        const typeOnly = new RegExp(`import type [^;]*from '${p}'`).test(code);
+        if (folderOf(f) !== 'shells/hono' || !typeOnly) outside.push(`${own(f)}: ${p}`);
+      }
+    }
     expect(outside).toEqual([]);
   });
 

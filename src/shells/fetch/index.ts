@@ -12,7 +12,7 @@ import { createBrowserSessions } from '../../core/browser-session.js';
 import { readCookie } from '../../core/cookies.js';
 import type { Drain } from '../../core/drain.js';
 import { type CoreRequest, type CoreResponse, respond } from '../../core/http.js';
-import type { KitRoutes } from '../../core/routes.js';
+import type { KitRoutes, RouteMatch } from '../../core/routes.js';
 import { applyHeaderSet, type HeaderSet } from '../../core/security-headers.js';
 import type { KitSessionStore } from '../../core/session-store.js';
 import type { ResolvedHttpOptions } from '../../http/options.js';
@@ -79,6 +79,16 @@ export interface FetchShell {
    * waits for it), answering with `Connection: close` while the kit drains.
    */
   track<A extends unknown[]>(handler: FetchHandler<A>): FetchHandler<A>;
+  /**
+   * `fetch` without a promise for the requests that are not the kit's: null at once,
+   * else the kit's answer (for the Hono mount, src/shells/hono/, one async hop less
+   * on every app request).
+   */
+  route(request: Request, options?: FetchOptions | (() => FetchOptions)): Promise<Response> | null;
+  /** The in-memory `authenticate` of a bearer `Authorization` value (see FetchShellDeps). */
+  fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
+  /** The kit's header set, or undefined when `securityHeaders.enabled` is false. */
+  headerSet: HeaderSet | undefined;
 }
 
 const INTERNAL = () =>
@@ -164,27 +174,48 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     logger.warn({ setting: 'remoteAddress' }, deps.noAddressWarning);
   }
 
+  /** The kit's answer to a request its route table matched. */
+  async function run(
+    request: Request,
+    options: FetchOptions,
+    path: string,
+    match: RouteMatch,
+  ): Promise<Response> {
+    warnNoAddress(options);
+    const { core, cookies } = coreOf(request, options, path);
+    const browser = match.route.audience === 'browser';
+    const leave = deps.drain.enterRequest();
+    try {
+      const r = await deps.routes.run(match)(core);
+      r.cookies.push(...cookies);
+      return closing(answer(request, r, browser));
+    } catch (err) {
+      // No stack or message of ours reaches the client: the log has it.
+      logger.error({ err, route: match.route.id }, 'kit route failed');
+      return closing(answer(request, INTERNAL(), browser));
+    } finally {
+      leave();
+    }
+  }
+
+  /** `options` as a function: read only for a request the kit answers. */
+  function route(
+    request: Request,
+    options: FetchOptions | (() => FetchOptions) = {},
+  ): Promise<Response> | null {
+    const path = relativePath(pathnameOf(request.url), deps.appPath);
+    const match =
+      path === undefined ? undefined : deps.routes.match(request.method.toUpperCase(), path);
+    if (match === undefined || path === undefined) return null;
+    return run(request, typeof options === 'function' ? options() : options, path, match);
+  }
+
   return {
+    route,
+    fromMemory: deps.fromMemory,
+    headerSet,
     async fetch(request, options = {}) {
-      const path = relativePath(pathnameOf(request.url), deps.appPath);
-      const match =
-        path === undefined ? undefined : deps.routes.match(request.method.toUpperCase(), path);
-      if (!match) return null;
-      warnNoAddress(options);
-      const { core, cookies } = coreOf(request, options, path);
-      const browser = match.route.audience === 'browser';
-      const leave = deps.drain.enterRequest();
-      try {
-        const r = await deps.routes.run(match)(core);
-        r.cookies.push(...cookies);
-        return closing(answer(request, r, browser));
-      } catch (err) {
-        // No stack or message of ours reaches the client: the log has it.
-        logger.error({ err, route: match.route.id }, 'kit route failed');
-        return closing(answer(request, INTERNAL(), browser));
-      } finally {
-        leave();
-      }
+      return route(request, options);
     },
     async authenticate(request, options = {}) {
       // An embedded page's API calls: a bearer token seen before, answered from memory

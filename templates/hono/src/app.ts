@@ -4,6 +4,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type StoreAppKit, type StoreAppOptionsWithoutAdapter, storeApp } from 'store-app-kit';
+import { type StoreAppHonoEnv, storeAppHono } from 'store-app-kit/hono';
 import { createNotesRepository, MAX_NOTE_LENGTH, migrateAppTables } from './db/notes.js';
 import { productNotesFor } from './db/schema.js';
 import { renderHomePage } from './views/home.js';
@@ -11,7 +12,8 @@ import { renderHomePage } from './views/home.js';
 /** The folder of the page's script and styles (public/), beside src/ and dist/ alike. */
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
-export type AppEnv = { Bindings: HttpBindings };
+/** c.env: the Node request (@hono/node-server); c.get('store'): behind hono.authenticated(). */
+export type AppEnv = { Bindings: HttpBindings } & StoreAppHonoEnv;
 
 export interface App {
   app: Hono<AppEnv>;
@@ -65,27 +67,22 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
 
   const app = new Hono<AppEnv>();
 
-  // The kit's routes first: install (/auth, /auth/callback), the webhook receiver
-  // (/webhooks) and /healthz. A Request carries no client address: the socket's is
-  // passed so the install callback's per-source limit works (behind a proxy, pass
-  // the address your proxy reports instead).
-  // The app's own answers then carry the kit's security headers, the set an Express
-  // route behind kit.authenticated() gets (CSP with the admin's frame-ancestors, HSTS,
-  // nosniff, Referrer-Policy, COOP…; an API call with its bearer token gets nosniff,
-  // HSTS and Vary: Authorization). Headers a route sets itself (the page's CSP) are
-  // kept. They are added in place: a Response assigned to c.res is copied by Hono
-  // (its body through a stream), so c.res is replaced only when the kit had to copy.
-  app.use('*', async (c, next) => {
-    const answered = await kit.fetch(c.req.raw, {
-      remoteAddress: c.env.incoming.socket.remoteAddress,
-    });
-    if (answered) return answered;
-    await next();
-    const secured = kit.secureResponse(c.req.raw, c.res);
-    if (secured !== c.res) c.res = secured;
-  });
+  // The kit on Hono (store-app-kit/hono). hono.middleware() first: the kit's routes
+  // (install /auth and /auth/callback, the webhook receiver /webhooks, /auth/session-token,
+  // /healthz), then, on every answer of the app's own routes, the kit's security headers:
+  // the set an Express route behind kit.authenticated() gets (CSP with the admin's
+  // frame-ancestors, HSTS, nosniff, Referrer-Policy, COOP…; an API call with its bearer
+  // token gets nosniff, HSTS and Vary: Authorization). Headers a route sets itself (the
+  // page's CSP) are kept. The install callback's per-source limit keys on the socket's
+  // address (behind a proxy, pass `remoteAddress` to storeAppHono with the address your
+  // proxy reports).
+  const hono = storeAppHono(kit);
+  app.use('*', hono.middleware());
 
   const api = new Hono<AppEnv>();
+  // Every API route needs the store: its app session token (bearer), else the session
+  // cookie. c.get('store') is the store; a refusal (401, re-authorise, 503) is answered.
+  api.use('*', hono.authenticated());
   api.use(
     '*',
     bodyLimit({
@@ -97,8 +94,7 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
   // One page at a time, following the platform's cursor: a store with thousands
   // of products costs one request per page the merchant actually opens.
   api.get('/products', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const cursors = c.req.queries('cursor');
     const cursor = cursors?.[0];
     if (cursors && (cursors.length !== 1 || !cursor || !CURSOR.test(cursor))) {
@@ -121,21 +117,18 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
   });
 
   api.get('/orders', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const page = await store.client.orders.list({ limit: 10, sort: 'created_at', order: 'desc' });
     return c.json({ data: page.data });
   });
 
   api.get('/notes', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     return c.json({ data: await notes.list(store.storeId) });
   });
 
   api.put('/products/:productId/note', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const productId = c.req.param('productId');
     if (!UUID.test(productId)) throw new BadRequest(404, 'NOT_FOUND', 'Unknown product.');
     const { note } = await jsonBody(c);
@@ -155,8 +148,7 @@ export async function createApp(options: StoreAppOptionsWithoutAdapter = {}): Pr
 
   // The example write against the platform: adjust a product's stock.
   api.post('/inventory', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const { productId, increment } = await jsonBody(c);
     if (typeof productId !== 'string' || !UUID.test(productId)) {
       throw new BadRequest(422, 'VALIDATION_ERROR', 'productId must be a product id.');
