@@ -220,6 +220,7 @@ if (config.role === 'cost') {
   process.on('message', async (m) => {
     if (m.cmd === 'sweep') {
       const t = performance.now();
+      const cpu0 = process.cpuUsage();
       const total = { passes: 0, checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
       // Passes until one finds nothing due (the background sweep would run them a minute apart).
       for (;;) {
@@ -239,7 +240,14 @@ if (config.role === 'cost') {
         // shortly (the background sweep would look a minute later).
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
-      process.send({ swept: total, failures, ms: performance.now() - t, memory: memory() });
+      const cpu = process.cpuUsage(cpu0);
+      process.send({
+        swept: total,
+        failures,
+        ms: performance.now() - t,
+        cpuS: (cpu.user + cpu.system) / 1e6,
+        memory: memory(),
+      });
     } else if (m.cmd === 'close') {
       await storage.close();
       process.exit(0);
