@@ -232,6 +232,7 @@ async function refreshAll(platform, config, storage, dialect, instances) {
     leaseLost: sum('leaseLost'),
     perInstance: results.map((r) => r.swept.refreshed),
     failures: results.map((r) => r.failures).filter((f) => Object.keys(f).length > 0),
+    attempts: results.map((r) => r.attempts),
     heapMb: Math.max(...results.map((r) => r.memory.heapUsed)) / MB,
   };
 }
@@ -272,6 +273,7 @@ async function measure(dialect, databaseUrl, n) {
           `machine ${r.machineS.toFixed(1)} of ${((2 * one.ms) / 1000).toFixed(0)}; load ${r.load.map((l) => l.toFixed(2)).join(' → ')}`,
       );
       if (one.failures?.length) console.log(`  failures by code ${JSON.stringify(one.failures)}`);
+      console.log(`  token endpoint attempts (kit side): ${JSON.stringify(one.attempts)}`);
       if (one.refreshed !== n || one.failed || one.refreshCalls > n || one.stillDue) {
         process.exitCode = 1;
         console.log(
