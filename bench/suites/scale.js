@@ -22,8 +22,8 @@
 // SCALE_PHASES=memory leaves out the two refresh runs.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +43,9 @@ const sizes = (process.env.SCALE_SIZES ?? (quick ? '1000' : '1000,10000,100000')
   .map(Number);
 const dialects = (process.env.SCALE_DIALECTS ?? 'sqlite,postgres').split(',');
 // SCALE_PHASES=memory: seeding, start-up, heap/RSS and the purge burst only (no refresh runs).
+// SCALE_PHASES=refresh: seeding and the one-instance refresh run only (the sweep's figure).
 const memoryOnly = process.env.SCALE_PHASES === 'memory';
+const refreshOnly = process.env.SCALE_PHASES === 'refresh';
 const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const APP_URL = 'http://127.0.0.1:9';
 const REDIRECT_URI = `${APP_URL}/auth/callback`;
@@ -123,6 +125,44 @@ async function makeAllDue(storage, dialect) {
   }
 }
 
+/** CPU seconds (user + system) of every process named `name`, from /proc (Linux; 0 elsewhere). */
+function procCpuSeconds(name) {
+  let ticks = 0;
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        if (comm !== name) continue;
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // The process ended between the listing and the read.
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return ticks / 100;
+}
+
+/** The whole machine's busy CPU seconds (every process, other helpers' too), from /proc/stat. */
+function machineBusySeconds() {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    // user nice system idle iowait irq softirq steal
+    return (cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7]) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 function startWorker(config) {
   const child = fork(workerScript, [], {
     env: { ...process.env, SAK_SCALE_WORKER: JSON.stringify(config) },
@@ -162,14 +202,29 @@ async function refreshAll(platform, config, storage, dialect, instances) {
   );
   await Promise.all(workers.map((w) => w.ready));
   const calls = platform.stats().tokenRequests.refresh_token;
+  // CPU while the sweep runs: the kit's workers (their own figure), this process (the local
+  // platform: the bench does nothing else meanwhile), Postgres' processes and the machine.
+  const platformCpu0 = process.cpuUsage();
+  const pgCpu0 = procCpuSeconds('postgres');
+  const machine0 = machineBusySeconds();
+  const load0 = loadavg()[0];
   const t = performance.now();
   const results = await Promise.all(workers.map((w) => ask(w.child, { cmd: 'sweep' })));
   const ms = performance.now() - t;
+  const platformCpu = process.cpuUsage(platformCpu0);
+  const cpu = {
+    kitS: results.reduce((n, r) => n + r.cpuS, 0),
+    platformS: (platformCpu.user + platformCpu.system) / 1e6,
+    postgresS: procCpuSeconds('postgres') - pgCpu0,
+    machineS: machineBusySeconds() - machine0,
+    load: [load0, loadavg()[0]],
+  };
   await Promise.all(workers.map((w) => stop(w.child)));
   const sum = (k) => results.reduce((n, r) => n + r.swept[k], 0);
   return {
     ms,
     refreshCalls: platform.stats().tokenRequests.refresh_token - calls,
+    cpu,
     stillDue: (await storage.installations.listExpiringBefore(new Date(Date.now() + 300_000), 1e6))
       .length,
     refreshed: sum('refreshed'),
@@ -177,6 +232,7 @@ async function refreshAll(platform, config, storage, dialect, instances) {
     leaseLost: sum('leaseLost'),
     perInstance: results.map((r) => r.swept.refreshed),
     failures: results.map((r) => r.failures).filter((f) => Object.keys(f).length > 0),
+    attempts: results.map((r) => r.attempts),
     heapMb: Math.max(...results.map((r) => r.memory.heapUsed)) / MB,
   };
 }
@@ -205,6 +261,27 @@ async function measure(dialect, databaseUrl, n) {
     let t = performance.now();
     const ids = await seed(platform, app, storage, dialect, encryptionKey, n);
     const seedS = (performance.now() - t) / 1000;
+
+    if (refreshOnly) {
+      const one = await refreshAll(platform, config, storage, dialect, 1);
+      const r = one.cpu;
+      console.log(
+        `scale ${dialect} N=${n}: seeded in ${seedS.toFixed(1)} s; refresh all, 1 instance: ${(one.ms / 1000).toFixed(1)} s ` +
+          `(${(n / (one.ms / 1000)).toFixed(0)}/s, ${one.refreshed} refreshed, ${one.failed} failed, ` +
+          `${one.refreshCalls} token endpoint refresh calls, ${one.stillDue} still due); ` +
+          `CPU s: kit ${r.kitS.toFixed(1)}, platform ${r.platformS.toFixed(1)}, postgres ${r.postgresS.toFixed(1)}, ` +
+          `machine ${r.machineS.toFixed(1)} of ${((2 * one.ms) / 1000).toFixed(0)}; load ${r.load.map((l) => l.toFixed(2)).join(' → ')}`,
+      );
+      if (one.failures?.length) console.log(`  failures by code ${JSON.stringify(one.failures)}`);
+      console.log(`  token endpoint attempts (kit side): ${JSON.stringify(one.attempts)}`);
+      if (one.refreshed !== n || one.failed || one.refreshCalls > n || one.stillDue) {
+        process.exitCode = 1;
+        console.log(
+          '  ^ FAILED: every token refreshed once, no more refresh calls than tokens, none still due',
+        );
+      }
+      return { dialect, n, seedS, refresh1S: one.ms / 1000, refresh1: one };
+    }
 
     // Start-up with N installations stored, then one call per store.
     const appWorker = startWorker({ ...config, role: 'app' });
@@ -252,7 +329,7 @@ async function measure(dialect, databaseUrl, n) {
         `(${(n / row.refresh1S).toFixed(0)}/s, ${one.refreshed} refreshed, ${one.failed} failed), 3 instances ${row.refresh3S.toFixed(1)} s ` +
         `(${(n / row.refresh3S).toFixed(0)}/s, ` +
         `${three.refreshed} refreshed [${three.perInstance.join('+')}], ${three.failed} failed, ${three.leaseLost} lost leases, ` +
-        `${three.refreshCalls} token endpoint calls, ${three.stillDue} still due); ` +
+        `${three.refreshCalls} token endpoint calls, ${three.stillDue} still due; 1 instance: ${one.refreshCalls} calls); ` +
         `purge ${burst.length}: ${purge.ms.toFixed(0)} ms (${purge.failed} failed)`,
     );
     for (const [label, r] of [
@@ -268,6 +345,8 @@ async function measure(dialect, databaseUrl, n) {
       three.refreshed !== n ||
       one.failed ||
       three.failed ||
+      one.refreshCalls > n ||
+      three.refreshCalls > n ||
       purge.failed
     ) {
       process.exitCode = 1;
@@ -332,7 +411,7 @@ console.log(
 );
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const dialect of dialects) {
-  const own = rows.filter((r) => r.dialect === dialect);
+  const own = rows.filter((r) => r.dialect === dialect && r.startupMs !== undefined);
   const base = own[0];
   if (!base) continue;
   for (const r of own) {
@@ -345,7 +424,7 @@ for (const dialect of dialects) {
   }
 }
 console.log(
-  `\nSCALE_JSON ${JSON.stringify(rows.map(({ refresh1, refresh3, ...r }) => ({ ...r, leaseLost3: refresh3.leaseLost, perInstance3: refresh3.perInstance })))}`,
+  `\nSCALE_JSON ${JSON.stringify(rows.map(({ refresh1, refresh3, ...r }) => ({ ...r, leaseLost3: refresh3?.leaseLost, perInstance3: refresh3?.perInstance, refreshCalls1: refresh1?.refreshCalls, cpu1: refresh1?.cpu })))}`,
 );
 
 // SCALE_SVG=docs/images/scale.svg: draws heap and refresh time (one instance) against N,

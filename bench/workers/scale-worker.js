@@ -206,6 +206,7 @@ if (config.role === 'cost') {
   // The defaults, as storeApp() resolves them (the interval is ours: the parent starts passes).
   // Why refreshes failed, by error code (the suite prints them; no store ids, no messages).
   const failures = {};
+  const attempts = { calls: 0, failed: {} };
   const count = (obj) => {
     const code = obj?.code ?? 'unknown';
     failures[code] = (failures[code] ?? 0) + 1;
@@ -214,12 +215,27 @@ if (config.role === 'cost') {
     installations: storage.installations,
     logger: { info() {}, warn: count, error: count },
     options: resolveRefreshOptions({ sweepIntervalMs: 0 }),
-    refresh: (rt, signal) =>
-      requestToken(endpoint, { grant_type: 'refresh_token', refresh_token: rt }, { signal }),
+    // Every attempt and every failed attempt by code (a retried attempt that reached the
+    // platform is a second refresh call there: the suite compares calls with tokens).
+    refresh: async (rt, signal) => {
+      attempts.calls++;
+      try {
+        return await requestToken(
+          endpoint,
+          { grant_type: 'refresh_token', refresh_token: rt },
+          { signal },
+        );
+      } catch (err) {
+        const code = `${err?.code ?? 'unknown'}${err?.retryAfterMs !== undefined ? '+retry-after' : ''}`;
+        attempts.failed[code] = (attempts.failed[code] ?? 0) + 1;
+        throw err;
+      }
+    },
   });
   process.on('message', async (m) => {
     if (m.cmd === 'sweep') {
       const t = performance.now();
+      const cpu0 = process.cpuUsage();
       const total = { passes: 0, checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
       // Passes until one finds nothing due (the background sweep would run them a minute apart).
       for (;;) {
@@ -239,7 +255,15 @@ if (config.role === 'cost') {
         // shortly (the background sweep would look a minute later).
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
-      process.send({ swept: total, failures, ms: performance.now() - t, memory: memory() });
+      const cpu = process.cpuUsage(cpu0);
+      process.send({
+        swept: total,
+        failures,
+        attempts,
+        ms: performance.now() - t,
+        cpuS: (cpu.user + cpu.system) / 1e6,
+        memory: memory(),
+      });
     } else if (m.cmd === 'close') {
       await storage.close();
       process.exit(0);

@@ -210,6 +210,33 @@ export function createLeaseRefresh(
   }
 
   /**
+   * A store the sweep claimed, its lease already ours (`claimDueForRefresh`):
+   * refresh and commit under that lease. null when another process's tokens
+   * replaced ours (our lease ran out and it took over): theirs stand.
+   */
+  async function refreshClaimed(
+    inst: Installation,
+    owner: string,
+    signal?: AbortSignal,
+  ): Promise<Installation | null> {
+    const { storeId } = inst;
+    if (!inst.refreshToken) {
+      if (!(await installations.markNeedsReauth(storeId, inst.version))) return null;
+      cache.delete(storeId);
+      throw new ReauthorizationRequiredError(
+        storeId,
+        'The installation has no refresh token and its access token expired; send the merchant through /auth.',
+      );
+    }
+    const refreshed = await refreshLeased(
+      { storeId, inst, refreshToken: inst.refreshToken, owner },
+      'sweep',
+      signal,
+    );
+    return refreshed === LOST_LEASE ? null : refreshed;
+  }
+
+  /**
    * Our last pair is not stored yet: its refresh token is the grant, the row's
    * is spent. Stores it first (never refreshing from the row meanwhile); the
    * pair when it still is not stored but serves the trigger.
@@ -324,6 +351,7 @@ export function createLeaseRefresh(
 
   return {
     refreshUnderLease,
+    refreshClaimed,
     /** Local time before which the token endpoint asked not to be called. */
     pausedUntil: () => endpointPausedUntil,
     /** Answers so far that asked to slow down (Retry-After) or failed. */

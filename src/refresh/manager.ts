@@ -191,8 +191,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
    */
   function tracedRefresh(
     storeId: string,
-    trigger: Trigger,
-    mode: Mode,
+    refresh: () => Promise<Installation | null>,
   ): Promise<Installation | null> {
     return inSpan(
       SPAN.refresh,
@@ -200,7 +199,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
       async (span) => {
         let inst: Installation | null;
         try {
-          inst = await lease.refreshUnderLease(storeId, trigger, mode);
+          inst = await refresh();
         } catch (err) {
           const code = errorType(err);
           const outcome =
@@ -226,11 +225,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
 
   /** Starts the store's refresh and registers it for single-flight. */
   function start(storeId: string, trigger: Trigger, mode: Mode): Promise<Installation | null> {
-    const p = tracedRefresh(storeId, trigger, mode).finally(() => {
-      inFlight.delete(storeId);
-    });
-    inFlight.set(storeId, p);
-    return p;
+    const run = () => lease.refreshUnderLease(storeId, trigger, mode);
+    return track(inFlight, storeId, () => tracedRefresh(storeId, run));
   }
 
   /**
@@ -287,7 +283,12 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return refreshOnce(storeId, { kind: 'window' }, signal);
   }
 
-  const sweeper = createSweep(core, { start, fresh, endpoint: lease });
+  // startClaimed: a store the sweep claimed (its lease taken in the sweep's batch).
+  const startClaimed = (inst: Installation, owner: string) =>
+    track(inFlight, inst.storeId, () =>
+      tracedRefresh(inst.storeId, () => lease.refreshClaimed(inst, owner)),
+    );
+  const sweeper = createSweep(core, { start, startClaimed, fresh, endpoint: lease });
 
   return {
     getInstallation,
@@ -354,6 +355,19 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     startSweep: () => sweeper.startSweep(),
     stopSweep: () => sweeper.stopSweep(),
   };
+}
+
+/** Registers a refresh for single-flight (a request for the store joins it until it settles). */
+function track(
+  inFlight: RefreshCore['inFlight'],
+  storeId: string,
+  run: () => Promise<Installation | null>,
+): Promise<Installation | null> {
+  const p: Promise<Installation | null> = run().finally(() => {
+    if (inFlight.get(storeId) === p) inFlight.delete(storeId);
+  });
+  inFlight.set(storeId, p);
+  return p;
 }
 
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

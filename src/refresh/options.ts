@@ -22,7 +22,10 @@ export const refreshOptionsSchema = v.strictObject({
   /**
    * Due installations read from the database per query. A sweep pass reads
    * page after page until nothing due is left, so this sets the size of a
-   * read, not how many stores a pass refreshes.
+   * read, not how many stores a pass refreshes. On the built-in SQLite and
+   * Postgres a read also takes the rows' refresh leases (one statement), and
+   * is at most this and at least twice the refreshes running at once (16
+   * or more), so claimed stores never wait long under their lease.
    * @default 500
    */
   sweepBatchSize: v.optional(integer(1), 500),

@@ -6,6 +6,7 @@
 import { createOutageBackoff } from '../background/outage-backoff.js';
 import { sleep } from '../client/ratelimit.js';
 import { unref } from '../core/timers.js';
+import { randomUUID } from '../crypto/primitives.js';
 import { StoreAppError } from '../errors/index.js';
 import type { Installation } from '../storage/types.js';
 import { RefreshClientRejectedError, RefreshUnavailableError } from './errors.js';
@@ -14,6 +15,9 @@ import type { Mode, RefreshCore, SweepResult, Trigger } from './refresh-types.js
 
 /** A swept store: 'ok' (nothing to learn), its refresh landed with `leftMs` to spare, or the endpoint failed. */
 type SweepOutcome = 'ok' | 'endpoint_failed' | { leftMs: number };
+
+/** The pid in a sweep's lease owner (for whoever reads the row). */
+const PROCESS_ID = (globalThis as { process?: { pid?: number } }).process?.pid ?? 'worker';
 
 /** Consecutive endpoint failures after which a sweep pass stops (the endpoint is down). */
 const SWEEP_GIVE_UP_AFTER = 20;
@@ -24,6 +28,8 @@ const SWEEP_SKIP_PAGES = 10;
 export interface SweepManager {
   /** Starts a store's refresh (single-flight); null: another process holds its lease. */
   start(storeId: string, trigger: Trigger, mode: Mode): Promise<Installation | null>;
+  /** Refreshes a store the sweep claimed under `owner`'s lease; null: another process's tokens won. */
+  startClaimed(inst: Installation, owner: string): Promise<Installation | null>;
   /** Whether an installation's token is good beyond the window. */
   fresh(inst: Installation): boolean;
   /** What the token endpoint said about the pace (./lease-refresh.ts). */
@@ -42,8 +48,9 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
     cache,
     inFlight,
     committedHere,
+    pending,
   } = core;
-  const { start, fresh, endpoint } = manager;
+  const { start, startClaimed, fresh, endpoint } = manager;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<SweepResult> | undefined;
   let stopping: AbortController | undefined;
@@ -90,7 +97,195 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
     }
   }
 
+  /** What a refresh's promise settled with, as the pass counts it (see sweepOne). */
+  function outcomeOf(
+    storeId: string,
+    inst: Installation | null,
+    result: SweepResult,
+    skip: Set<string>,
+  ): SweepOutcome {
+    if (inst === null) {
+      result.leaseLost++;
+      skip.add(storeId);
+      return 'ok';
+    }
+    const replacedExpiry = committedHere.get(inst);
+    if (replacedExpiry !== undefined) result.refreshed++;
+    if (!fresh(inst)) skip.add(storeId);
+    return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - platformNow() };
+  }
+
+  function failedOutcome(
+    storeId: string,
+    err: unknown,
+    result: SweepResult,
+    skip: Set<string>,
+  ): SweepOutcome {
+    result.failed++;
+    skip.add(storeId);
+    if (!(err instanceof RefreshClientRejectedError)) {
+      logger?.warn(
+        { storeId, errorCode: err instanceof StoreAppError ? err.code : undefined },
+        'Background refresh failed for a store.',
+      );
+    }
+    return err instanceof RefreshUnavailableError || err instanceof RefreshClientRejectedError
+      ? 'endpoint_failed'
+      : 'ok';
+  }
+
+  /**
+   * A pass on storage that claims due rows in batches (`claimDueForRefresh`):
+   * one statement leases a page, so a store costs its token call and its
+   * share of a grouped write, not a listing, a read and a lease write of its
+   * own (issue 33: 100,000 due at once). Pages are claimed as workers need
+   * them, about two rounds ahead: a claimed lease that waits long (a
+   * Retry-After) is given back rather than refreshed late.
+   */
+  async function claimedPass(
+    claim: NonNullable<typeof installations.claimDueForRefresh>,
+    signal: AbortSignal | undefined,
+  ): Promise<SweepResult> {
+    const result: SweepResult = { checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
+    const pacer = createSweepPacer({
+      min: options.sweepConcurrency,
+      max: options.sweepMaxConcurrency,
+      behindMs: windowMs / 2,
+    });
+    let pushbackSeen = endpoint.pushback();
+    let failingInARow = 0;
+    const skip = new Set<string>();
+    const maxSkip = options.sweepBatchSize * SWEEP_SKIP_PAGES;
+    const queue: Array<{ inst: Installation; owner: string; at: number }> = [];
+    let exhausted = false;
+    let claiming: Promise<void> | undefined;
+    const stopped = () =>
+      failingInARow >= SWEEP_GIVE_UP_AFTER || skip.size >= maxSkip || !!signal?.aborted;
+
+    const fill = (): Promise<void> => {
+      claiming ??= (async () => {
+        const pause = endpoint.pausedUntil() - now();
+        if (pause > 0) await sleep(pause, signal);
+        const owner = `${PROCESS_ID}:sweep:${randomUUID()}`;
+        const size = Math.min(options.sweepBatchSize, Math.max(16, pacer.limit() * 2));
+        const rows = await claim(new Date(platformNow() + windowMs), size, owner, options.leaseMs, [
+          ...skip,
+        ]);
+        const at = now();
+        for (const inst of rows) queue.push({ inst, owner, at });
+        if (rows.length === 0) exhausted = true;
+      })().finally(() => {
+        claiming = undefined;
+      });
+      return claiming;
+    };
+
+    const take = async () => {
+      for (;;) {
+        // The next page is claimed while this one is worked.
+        if (queue.length < pacer.limit() && !exhausted && !stopped()) {
+          fill().catch(() => undefined);
+        }
+        const next = queue.shift();
+        if (next || exhausted || stopped()) return next;
+        await fill();
+      }
+    };
+
+    const one = async (c: { inst: Installation; owner: string; at: number }) => {
+      const { inst, owner } = c;
+      const storeId = inst.storeId;
+      const pause = endpoint.pausedUntil() - now();
+      if (pause > 0) await sleep(pause, signal);
+      // Held too long (a long Retry-After): give it back; a later claim takes it afresh.
+      if (now() - c.at > options.leaseMs / 2 || signal?.aborted) {
+        await installations.releaseRefreshLease(storeId, owner).catch(() => undefined);
+        return 'ok' as const;
+      }
+      result.checked++;
+      try {
+        // Our last pair for it waits to be stored: the per-store path writes that first.
+        if (pending.get(storeId)) {
+          await installations.releaseRefreshLease(storeId, owner);
+          return outcomeOf(
+            storeId,
+            await start(storeId, { kind: 'window' }, 'sweep'),
+            result,
+            skip,
+          );
+        }
+        return outcomeOf(storeId, await startClaimed(inst, owner), result, skip);
+      } catch (err) {
+        return failedOutcome(storeId, err, result, skip);
+      }
+    };
+
+    cache.prune((entry) => now() - entry.loadedAt >= options.cacheTtlMs);
+    let active = 0;
+    await new Promise<void>((resolve, reject) => {
+      let failed = false;
+      const worker = async () => {
+        // A worker retires between stores when the pacer lowered the limit.
+        while (!failed && active <= pacer.limit()) {
+          const next = await take();
+          if (!next) return;
+          const outcome = await one(next);
+          failingInARow = outcome === 'endpoint_failed' ? failingInARow + 1 : 0;
+          if (endpoint.pushback() !== pushbackSeen) {
+            pushbackSeen = endpoint.pushback();
+            pacer.pushback();
+          } else if (outcome === 'endpoint_failed') {
+            pacer.pushback();
+          } else if (outcome !== 'ok') {
+            pacer.landed(outcome.leftMs);
+          }
+          spawn();
+        }
+      };
+      const spawn = () => {
+        while (active < pacer.limit() && !failed && !stopped() && !(exhausted && !queue.length)) {
+          active++;
+          worker().then(
+            () => {
+              active--;
+              if (active === 0) resolve();
+            },
+            (err: unknown) => {
+              active--;
+              failed = true;
+              if (signal?.aborted) {
+                if (active === 0) resolve();
+                return;
+              }
+              reject(err);
+            },
+          );
+        }
+        if (active === 0) resolve();
+      };
+      spawn();
+    }).finally(async () => {
+      // Leases claimed but not worked (the pass stopped early) go back now, not in leaseMs.
+      await claiming?.catch(() => undefined);
+      const left = queue.splice(0);
+      await Promise.all(
+        left.map((c) =>
+          installations.releaseRefreshLease(c.inst.storeId, c.owner).catch(() => undefined),
+        ),
+      );
+    });
+    if (failingInARow >= SWEEP_GIVE_UP_AFTER) {
+      logger?.warn(
+        { event: 'refresh.sweep_stopped', failed: result.failed },
+        'The token endpoint kept failing; the sweep pass stopped and resumes at the next interval.',
+      );
+    }
+    return result;
+  }
+
   async function sweep(signal?: AbortSignal): Promise<SweepResult> {
+    const claim = installations.claimDueForRefresh?.bind(installations);
+    if (claim) return claimedPass(claim, signal);
     const result: SweepResult = { checked: 0, refreshed: 0, failed: 0, leaseLost: 0 };
     let failingInARow = 0;
     const pacer = createSweepPacer({

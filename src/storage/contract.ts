@@ -80,6 +80,13 @@ export interface InstallationAdapter {
   markNeedsReauth(storeId: string, expectedVersion?: number): Promise<boolean>;
 }
 
+/** A row `completeMany` wrote: what it holds besides the tokens the caller has. */
+export interface CompletedRow {
+  version: number;
+  installedAt: Date;
+  platformInstalledAt: Date | null;
+}
+
 /**
  * The refresh lease: one refresher per store across processes, with no
  * transaction held during the call to the token endpoint. A compare-and-swap
@@ -113,6 +120,35 @@ export interface RefreshLeaseAdapter {
   ): Promise<StoredInstallation | null>;
   /** Clear the lease if `owner` holds it; otherwise do nothing. */
   release(storeId: string, owner: string): Promise<void>;
+  /**
+   * Optional (the sweep's batch): atomically take the lease for `owner` until
+   * `until` on at most `limit` installations whose token expires before
+   * `before`, not flagged `needsReauth`, whose lease is free at `now` (none,
+   * or one that ended at or before `now`), soonest expiry first, and return
+   * them as leased, leaving out the store ids in `exclude` (tried already in
+   * this pass). Across every process a row goes to one caller while its
+   * lease lasts (Postgres: FOR UPDATE SKIP LOCKED). Without it the sweep lists
+   * due ids and takes each lease with `acquire`.
+   */
+  claimDue?(
+    before: Date,
+    limit: number,
+    owner: string,
+    until: Date,
+    now: Date,
+    exclude: readonly string[],
+  ): Promise<StoredInstallation[]>;
+  /**
+   * Optional: `complete` for several rows in one statement. Answers, in the
+   * order of `items`, what the row holds besides the tokens written (its new
+   * version and install times), or null where `owner` no longer held the lease
+   * (nothing changed for that row). All or nothing: a failure rejects and
+   * writes none. Without it the kit calls `complete` per row.
+   */
+  completeMany?(
+    items: ReadonlyArray<{ storeId: string; owner: string; tokens: SealedTokens }>,
+    now: Date,
+  ): Promise<Array<CompletedRow | null>>;
 }
 
 /** An uninstall whose purge is not done yet (the purge outbox). */

@@ -4,10 +4,24 @@
  * leave as ciphertext: encryption is the kit's, above this layer
  * (./sealed.ts). Every DB failure surfaces as StorageError (see adapter.run).
  */
-import { and, asc, eq, getTableName, gte, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  eq,
+  getTableName,
+  gte,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  notInArray,
+  or,
+  sql,
+} from 'drizzle-orm';
 import type { Db, DialectAdapter, KitTables } from './adapter.js';
 import type {
   AdapterPurgeOptions,
+  CompletedRow,
   InstallationAdapter,
   PurgeCounts,
   PurgeOutboxAdapter,
@@ -258,6 +272,111 @@ export function createInstallationRepository(adapter: DialectAdapter): {
       );
     },
   };
+
+  // MySQL has neither UPDATE … RETURNING nor LIMIT in an IN subquery: its sweep
+  // takes leases one row at a time (the contract's fallback).
+  if (adapter.dialect !== 'mysql') {
+    /**
+     * One statement leases a page of due rows (issue 33: a sweep of 100,000
+     * paid a listing, a read and a lease write per store). Postgres skips rows
+     * another claimer has locked, so concurrent sweeps get disjoint pages;
+     * SQLite has one writer. The lease-free test is repeated on the outer
+     * UPDATE: a row leased since the subquery's snapshot is left alone.
+     */
+    refreshLease.claimDue = async (before, limit, owner, until, now, exclude) => {
+      const leaseFree = or(
+        isNull(t.refreshLeaseOwner),
+        isNull(t.refreshLeaseUntil),
+        lte(t.refreshLeaseUntil, now),
+      );
+      const rows = await leaseWrite(() =>
+        adapter.run('claiming due installations', (db) => {
+          const due = db
+            .select({ storeId: t.storeId })
+            .from(t)
+            .where(
+              and(
+                lt(t.accessExpiresAt, before),
+                eq(t.needsReauth, false),
+                leaseFree,
+                exclude.length > 0 ? notInArray(t.storeId, [...exclude]) : undefined,
+              ),
+            )
+            .orderBy(asc(t.accessExpiresAt))
+            .limit(limit);
+          const page =
+            adapter.dialect === 'postgres'
+              ? (
+                  due as unknown as {
+                    for(strength: 'update', config: { skipLocked: boolean }): typeof due;
+                  }
+                ).for('update', { skipLocked: true })
+              : due;
+          return db
+            .update(t)
+            .set({ refreshLeaseOwner: owner, refreshLeaseUntil: until })
+            .where(and(inArray(t.storeId, page), eq(t.needsReauth, false), leaseFree))
+            .returning();
+        }),
+      );
+      return (rows as InstallationRow[])
+        .map(toStored)
+        .sort((a, b) => a.accessTokenExpiresAt.getTime() - b.accessTokenExpiresAt.getTime());
+    };
+  }
+  if (adapter.dialect === 'postgres') {
+    /**
+     * Refreshed pairs that land together, one UPDATE … FROM (VALUES …): one
+     * round trip instead of one per store. (SQLite already shares one COMMIT
+     * between the writes of a turn, ./group-commit.ts, and runs in-process.)
+     */
+    refreshLease.completeMany = async (items, now) => {
+      if (items.length === 0) return [];
+      const values = sql.join(
+        items.map(
+          ({ storeId, owner, tokens }) =>
+            sql`(${storeId}::text, ${owner}::text, ${joinScopes(tokens.scopes)}::text, ${tokens.accessTokenEnc}::text, ${tokens.refreshTokenEnc}::text, ${tokens.keyId}::text, ${tokens.accessTokenExpiresAt.toISOString()}::timestamptz)`,
+        ),
+        sql`, `,
+      );
+      const col = (c: { name: string }) => sql.identifier(c.name);
+      const result = await adapter.run('storing refreshed tokens', (db) =>
+        (db as unknown as { execute(q: unknown): Promise<{ rows: unknown[] }> }).execute(sql`
+          UPDATE ${t} SET
+            ${col(t.scopes)} = v.scopes,
+            ${col(t.accessTokenEnc)} = v.access_enc,
+            ${col(t.refreshTokenEnc)} = v.refresh_enc,
+            ${col(t.keyId)} = v.key_id,
+            ${col(t.accessExpiresAt)} = v.expires_at,
+            ${col(t.updatedAt)} = ${now.toISOString()}::timestamptz,
+            ${col(t.version)} = ${t.version} + 1,
+            ${col(t.needsReauth)} = false,
+            ${col(t.refreshLeaseOwner)} = NULL,
+            ${col(t.refreshLeaseUntil)} = NULL
+          FROM (VALUES ${values}) AS v(store_id, owner, scopes, access_enc, refresh_enc, key_id, expires_at)
+          WHERE ${t.storeId} = v.store_id AND ${t.refreshLeaseOwner} = v.owner
+          RETURNING ${t.storeId} AS store_id, ${t.version} AS version,
+            ${t.installedAt} AS installed_at, ${t.platformInstalledAt} AS platform_installed_at`),
+      );
+      type Raw = {
+        store_id: string;
+        version: number | string;
+        installed_at: Date | string;
+        platform_installed_at: Date | string | null;
+      };
+      // Raw rows: the driver may hand timestamps back as Date or as text.
+      const written = new Map<string, CompletedRow>();
+      for (const row of result.rows as Raw[]) {
+        written.set(row.store_id, {
+          version: Number(row.version),
+          installedAt: new Date(row.installed_at),
+          platformInstalledAt:
+            row.platform_installed_at === null ? null : new Date(row.platform_installed_at),
+        });
+      }
+      return items.map(({ storeId }) => written.get(storeId) ?? null);
+    };
+  }
 
   return { installations, refreshLease };
 }

@@ -13,6 +13,7 @@ import { randomUUID } from '../crypto/primitives.js';
 import { ConfigError } from '../errors/index.js';
 import type { BuiltinStorageAdapter } from './builtin.js';
 import { createDatabaseClock } from './clock.js';
+import { createCompleteBatch } from './complete-batch.js';
 import type { PurgeCounts, SealedTokens, StorageAdapter, StoredInstallation } from './contract.js';
 import { AdapterSessionStore } from './session-store.js';
 import type { Installation, Storage, TokenSet } from './types.js';
@@ -79,6 +80,16 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
   // One clock for every instance on the database (./clock.ts).
   const clock = createDatabaseClock(adapter.clock ? () => adapter.clock!() : undefined);
   const dbNow = () => clock.now();
+  const claimDue = refreshLease.claimDue?.bind(refreshLease);
+  const completeMany = refreshLease.completeMany?.bind(refreshLease);
+  /** Refreshed pairs landing together share one write where the adapter can (./complete-batch.ts). */
+  const completing = completeMany
+    ? createCompleteBatch((items) =>
+        atDbNow(async (now) =>
+          (await completeMany(items, now)).map((row) => (row ? { ...row, updatedAt: now } : null)),
+        ),
+      )
+    : undefined;
   /**
    * Runs `fn` with the database's now, without yielding when a reading exists:
    * writes that come together (SQLite's group commit) stay in one turn.
@@ -121,9 +132,43 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       },
       async completeRefresh(storeId, owner, tokens) {
         const sealed = await seal(storeId, tokens);
+        if (completing) {
+          const row = await completing.add({ storeId, owner, tokens: sealed });
+          if (!row) return null;
+          // The tokens in hand are what was written: no need to decrypt them back.
+          return {
+            storeId,
+            scopes: [...tokens.scopes],
+            accessToken: tokens.accessToken,
+            refreshToken: tokens.refreshToken,
+            accessTokenExpiresAt: tokens.accessTokenExpiresAt,
+            installedAt: row.installedAt,
+            updatedAt: row.updatedAt,
+            version: row.version,
+            needsReauth: false,
+            platformInstalledAt: row.platformInstalledAt,
+          };
+        }
         const row = await atDbNow((now) => refreshLease.complete(storeId, owner, sealed, now));
         return row ? open(row) : null;
       },
+      ...(claimDue
+        ? {
+            async claimDueForRefresh(
+              before: Date,
+              limit: number,
+              owner: string,
+              leaseMs: number,
+              exclude: readonly string[],
+            ) {
+              // The lease's end in the database's clock, like acquireRefreshLease.
+              const rows = await atDbNow((now) =>
+                claimDue(before, limit, owner, new Date(now.getTime() + leaseMs), now, exclude),
+              );
+              return Promise.all(rows.map(open));
+            },
+          }
+        : {}),
       releaseRefreshLease: (storeId, owner) => refreshLease.release(storeId, owner),
       markNeedsReauth: (storeId, expectedVersion) => rows.markNeedsReauth(storeId, expectedVersion),
       listExpiringBefore: (before, limit) => rows.listExpiringBefore(before, limit),

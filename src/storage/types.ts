@@ -97,6 +97,20 @@ export interface InstallationRepository {
   markNeedsReauth(storeId: string, expectedVersion?: number): Promise<boolean>;
   /** Store ids whose access token expires before `before` (for the background sweep). */
   listExpiringBefore(before: Date, limit: number): Promise<string[]>;
+  /**
+   * Optional (storages that can: the built-in SQLite and Postgres): take the
+   * refresh lease for `owner` (`leaseMs`, in the database's clock) on up to
+   * `limit` installations expiring before `before` whose lease is free (but
+   * none of `exclude`), in one statement, and return them, soonest expiry
+   * first. The sweep's batch.
+   */
+  claimDueForRefresh?(
+    before: Date,
+    limit: number,
+    owner: string,
+    leaseMs: number,
+    exclude: readonly string[],
+  ): Promise<Installation[]>;
   /** Every installation's store id, for re-encryption and admin listings. */
   listStoreIds(): Promise<string[]>;
   /**
