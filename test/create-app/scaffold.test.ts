@@ -308,7 +308,9 @@ describe('create-store-app CLI without a terminal', () => {
       expect.arrayContaining(['hono', '@hono/node-server', 'store-app-kit']),
     );
     expect(pkg.dependencies['express']).toBeUndefined();
-    expect(readFileSync(join(dir, 'src', 'app.ts'), 'utf8')).toContain("app.use('*', hono.middleware())");
+    expect(readFileSync(join(dir, 'src', 'app.ts'), 'utf8')).toContain(
+      "app.use('*', hono.middleware())",
+    );
     expect(existsSync(join(dir, '.gitignore'))).toBe(true);
     expect(parseEnv(readFileSync(join(dir, '.env'), 'utf8'))['STORE_APP_CLIENT_ID']).toMatch(
       /^app_/,
