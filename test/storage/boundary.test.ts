@@ -58,6 +58,7 @@ describe('storage boundary', () => {
       s.startsWith('./'),
     );
     // ./clock.js: the database-clock estimate over any adapter's clock(), no driver.
-    expect(imports.sort()).toEqual(['./clock.js', './session-store.js']);
+    // ./complete-batch.js: coalesces refreshed-token writes for any adapter's completeMany(), no driver.
+    expect(imports.sort()).toEqual(['./clock.js', './complete-batch.js', './session-store.js']);
   });
 });
