@@ -182,7 +182,9 @@ async function journey(page: Page, width: number): Promise<void> {
 
   // Page 2 by the cursor the platform gave: the remaining products, none repeated.
   await frame.getByRole('button', { name: 'Next' }).click();
-  await expect.poll(() => frame.locator('body').getAttribute('data-page')).toBe('2');
+  await expect
+    .poll(() => frame.locator('body').getAttribute('data-page'), { timeout: 45_000 })
+    .toBe('2');
   const page2 = await ids();
   expect(page2.length).toBe(all.length - 50);
   expect(page2.filter((n) => page1.includes(n))).toEqual([]);
@@ -204,7 +206,9 @@ async function journey(page: Page, width: number): Promise<void> {
 
   // Back to page 1: the saved note is there.
   await frame.getByRole('button', { name: 'Previous' }).click();
-  await expect.poll(() => frame.locator('body').getAttribute('data-page')).toBe('1');
+  await expect
+    .poll(() => frame.locator('body').getAttribute('data-page'), { timeout: 45_000 })
+    .toBe('1');
   expect(await rows.first().locator('input').inputValue()).toBe('Reorder before the holidays');
   expect(cspViolations).toEqual([]);
 
