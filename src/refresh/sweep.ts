@@ -68,32 +68,10 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
     result.checked++;
     if (inFlight.has(storeId)) return 'ok'; // a request of this process is refreshing it
     try {
-      const inst = await start(storeId, { kind: 'window' }, 'sweep');
-      if (inst === null) {
-        result.leaseLost++;
-        skip.add(storeId);
-        return 'ok';
-      }
-      // Count only refreshes this process made, not a winner's token it re-read.
-      const replacedExpiry = committedHere.get(inst);
-      if (replacedExpiry !== undefined) result.refreshed++;
-      // A token issued for less than the window stays due: once per pass is enough.
-      if (!fresh(inst)) skip.add(storeId);
-      // How much of the window was left when its refresh landed (both in the platform's clock).
-      return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - platformNow() };
+      return outcomeOf(storeId, await start(storeId, { kind: 'window' }, 'sweep'), result, skip);
     } catch (err) {
       // One store failing (needs reinstall, endpoint down) must not stop the others.
-      result.failed++;
-      skip.add(storeId);
-      if (!(err instanceof RefreshClientRejectedError)) {
-        logger?.warn(
-          { storeId, errorCode: err instanceof StoreAppError ? err.code : undefined },
-          'Background refresh failed for a store.',
-        );
-      }
-      return err instanceof RefreshUnavailableError || err instanceof RefreshClientRejectedError
-        ? 'endpoint_failed'
-        : 'ok';
+      return failedOutcome(storeId, err, result, skip);
     }
   }
 
@@ -109,9 +87,12 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
       skip.add(storeId);
       return 'ok';
     }
+    // Count only refreshes this process made, not a winner's token it re-read.
     const replacedExpiry = committedHere.get(inst);
     if (replacedExpiry !== undefined) result.refreshed++;
+    // A token issued for less than the window stays due: once per pass is enough.
     if (!fresh(inst)) skip.add(storeId);
+    // How much of the window was left when its refresh landed (both in the platform's clock).
     return replacedExpiry === undefined ? 'ok' : { leftMs: replacedExpiry - platformNow() };
   }
 
