@@ -73,6 +73,7 @@ export type {
   AuthenticatedLocals,
   CustomStorageStoreAppKit,
   KitInstallations,
+  KitMiddleware,
   MysqlDatabase,
   MysqlStoreAppKit,
   PostgresDatabase,

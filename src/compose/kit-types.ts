@@ -17,7 +17,7 @@ import type { StoreAppOptions } from '../config/index.js';
 import type { GrantCheck } from '../grant/index.js';
 import type { HealthReport } from '../health/index.js';
 import type { PurgeFunction } from '../purge/index.js';
-import type { AuthenticatedHandler, KitRouter } from '../shells/express/types.js';
+import type { AuthenticatedHandler, KitMiddleware } from '../shells/express/types.js';
 import type { FetchHandler, FetchOptions } from '../shells/fetch/index.js';
 import type {
   ShutdownCallOptions,
@@ -28,7 +28,11 @@ import type { StorageAdapter } from '../storage/contract.js';
 import type { Installation, PendingPurge, PurgeResult } from '../storage/types.js';
 import type { WebhookRegistry } from '../webhooks/index.js';
 
-export type { AuthenticatedHandler, AuthenticatedLocals } from '../shells/express/types.js';
+export type {
+  AuthenticatedHandler,
+  AuthenticatedLocals,
+  KitMiddleware,
+} from '../shells/express/types.js';
 
 export interface KitInstallations {
   /** The store's installation (tokens decrypted), or null when not installed. */
@@ -58,7 +62,7 @@ export interface StoreAppKitBase {
    * Mount it before your own body parsers (after them only with
    * `express.json({ verify: keepRawBody })`: docs/webhooks.md); it parses no bodies itself.
    */
-  middleware(): KitRouter;
+  middleware(): KitMiddleware;
   installations: KitInstallations;
   /** Handlers for platform events: `kit.webhooks.on('app.uninstalled', fn)`. */
   webhooks: WebhookRegistry;

@@ -26,6 +26,14 @@ export interface Drain {
    * request (`serverCounts()`), so that none counts twice.
    */
   enterRequest(): () => void;
+  /**
+   * `enterRequest()` without a function to call back (a shell on a hot path keeps one
+   * shared listener): true when the request was counted, and then `leaveRequest()` must
+   * be called exactly once.
+   */
+  countRequest(): boolean;
+  /** A request `countRequest()` counted is done. */
+  leaveRequest(): void;
   /** From now on the server counts every request (src/shutdown watches it). */
   serverCounts(): void;
   /** Work acknowledged to someone (a 202): the shutdown waits for it like a request. */
@@ -75,6 +83,12 @@ export function createDrain(): Drain {
     },
     enter,
     enterRequest: () => (counted ? noop : enter()),
+    countRequest() {
+      if (counted) return false;
+      count++;
+      return true;
+    },
+    leaveRequest: leave,
     serverCounts() {
       counted = true;
     },

@@ -7,7 +7,6 @@
  * MySQL/MariaDB (./mysql.ts) lacks RETURNING and ON CONFLICT: the repositories
  * call its few statement hooks where they would use them.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +25,7 @@ import { classifyStorageFailure, driverCode, storageFailureMessage } from './err
 import { createGroupCommit } from './group-commit.js';
 import { guardTransactionConnections } from './pg-connection-guard.js';
 import { createPgRewriter, DEFAULT_PURGE_REWRITE, type PgRewriteOptions } from './pg-rewrite.js';
+import { createScopedContext, type ScopedContext } from './scoped-context.js';
 import {
   loadRuntimeSqliteDriver,
   nonNodeRuntime,
@@ -252,7 +252,7 @@ export interface TxContext<T> {
   parent: TxContext<T> | undefined;
 }
 
-export function activeTx<T>(store: AsyncLocalStorage<TxContext<T>>): TxContext<T> | undefined {
+export function activeTx<T>(store: ScopedContext<TxContext<T>>): TxContext<T> | undefined {
   let ctx = store.getStore();
   while (ctx && !ctx.open) ctx = ctx.parent;
   return ctx;
@@ -260,7 +260,7 @@ export function activeTx<T>(store: AsyncLocalStorage<TxContext<T>>): TxContext<T
 
 /** Runs `fn` in a new transaction context, closing it as soon as `fn` settles. */
 export async function inTxContext<T, R>(
-  store: AsyncLocalStorage<TxContext<T>>,
+  store: ScopedContext<TxContext<T>>,
   tx: T,
   parent: TxContext<T> | undefined,
   fn: () => Promise<R>,
@@ -291,7 +291,7 @@ export interface TransactionConflicts {
  * conflict runs again, up to `attempts` runs in all.
  */
 export async function driverTransaction<T>(
-  current: AsyncLocalStorage<TxContext<Db>>,
+  current: ScopedContext<TxContext<Db>>,
   db: unknown,
   fn: (tx: Db) => Promise<T>,
   conflicts?: TransactionConflicts,
@@ -497,7 +497,7 @@ function openSqlite(
       return fn();
     });
   }
-  const current = new AsyncLocalStorage<TxContext<Db>>();
+  const current = createScopedContext<TxContext<Db>>();
   let savepoints = 0;
 
   async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
@@ -694,7 +694,7 @@ function openPostgres(
     client.on('error', onClientError);
   });
   const db = driver.drizzle(pool);
-  const current = new AsyncLocalStorage<TxContext<Db>>();
+  const current = createScopedContext<TxContext<Db>>();
 
   async function run<T>(what: string, fn: (db: Db) => Promise<T>): Promise<T> {
     try {

@@ -7,9 +7,9 @@
  * operation fails with a StorageError of reason `timeout` (503 with
  * Retry-After); the work it abandoned finishes or fails in the background.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { StorageError } from '../errors/index.js';
 import { storageFailureMessage } from './error-causes.js';
+import { createScopedContext } from './scoped-context.js';
 
 /** Default of `storage.timeoutMs`. */
 export const DEFAULT_STORAGE_TIMEOUT_MS = 2000;
@@ -25,7 +25,7 @@ export function deadlineError(what: string, ms: number): StorageError {
 }
 
 /** The progress clock of the transaction an async call chain runs in. */
-const progress = new AsyncLocalStorage<{ last: number }>();
+const progress = createScopedContext<{ last: number }>();
 
 /** A statement inside a transaction completed: its inactivity deadline starts again. */
 export function touch(): void {

@@ -5,7 +5,6 @@
  * RETURNING nor ON CONFLICT). Loaded only when `DATABASE_URL` is `mysql://` or
  * `mariadb://`, so other apps never import it or its driver.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MySql2Database } from 'drizzle-orm/mysql2';
@@ -26,6 +25,7 @@ import {
 } from './adapter.js';
 import { DEFAULT_STORAGE_TIMEOUT_MS, watchedTransaction, withDeadline } from './deadline.js';
 import * as mysqlSchema from './schema/mysql.js';
+import { createScopedContext } from './scoped-context.js';
 
 /** mysql2 and its Drizzle glue, loaded only when the app uses MySQL/MariaDB. */
 export async function loadMysqlDriver() {
@@ -156,7 +156,7 @@ export function openMysql(
     });
   });
   const db = driver.drizzle(pool) as MySql2Database;
-  const current = new AsyncLocalStorage<TxContext<Db>>();
+  const current = createScopedContext<TxContext<Db>>();
 
   async function backoff(attempt: number, err: unknown): Promise<void> {
     options.logger?.debug(

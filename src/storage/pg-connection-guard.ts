@@ -15,8 +15,8 @@
  * destroys it rather than hand out a connection whose last statement may still
  * be in flight.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { createScopedContext } from './scoped-context.js';
 
 interface Checkout {
   client: pg.PoolClient | undefined;
@@ -33,7 +33,7 @@ class AbandonedConnectionError extends Error {
 
 /** Wraps `pool.connect` once; `guarded(work)` releases what `work`'s transaction left checked out. */
 export function guardTransactionConnections(pool: pg.Pool) {
-  const current = new AsyncLocalStorage<Checkout>();
+  const current = createScopedContext<Checkout>();
   const original = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient>;
   pool.connect = ((callback?: unknown) => {
     const checkout = current.getStore();

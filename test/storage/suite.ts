@@ -6,6 +6,7 @@
  * `open` gives a fresh migrated Storage on the same database each call.
  */
 
+import { executionAsyncId } from 'node:async_hooks';
 import { eq, sql } from 'drizzle-orm';
 import {
   int as myInt,
@@ -448,6 +449,21 @@ export function defineStorageSuite(ctx: SuiteContext) {
         .catch(() => undefined);
       await lateWrite;
       expect(await storage.installations.get(late)).not.toBeNull();
+    });
+
+    it("leaves Node's async hooks off once no transaction runs (requests served from memory pay none)", async () => {
+      // With async hooks on (an enabled AsyncLocalStorage), every promise gets an async id
+      // of its own; with them off, a promise callback runs under id 0.
+      const promiseAsyncId = () => Promise.resolve().then(() => executionAsyncId());
+      const store = uniqueStore('tx-hooks');
+      let inside = 0;
+      await storage.transaction(async () => {
+        await storage.installations.upsert(store, tokens('hooks'));
+        inside = await promiseAsyncId();
+      });
+      await storage.installations.get(store);
+      expect(inside).not.toBe(0);
+      expect(await promiseAsyncId()).toBe(0);
     });
   });
 

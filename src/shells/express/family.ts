@@ -1,8 +1,9 @@
 /**
- * The Express family (express, helmet), loaded on first use: the
- * Express shell is built on the first call of `kit.middleware()` or
- * `kit.authenticated()`, so an app that serves the kit through `kit.fetch` only
- * never loads any of them (`test/packaging/import-graph.test.ts`). They are
+ * The Express family (express, helmet), loaded on first use. The Express shell itself
+ * runs on the app's own Express and loads neither (`kit.middleware()` is a plain
+ * function); helmet is loaded for `securityHeaders.helmet` options only, so an app that
+ * serves the kit through `kit.fetch` never loads any of them
+ * (`test/packaging/import-graph.test.ts`). They are
  * CommonJS packages, required synchronously here so both calls stay synchronous and
  * return the real handlers (no wrapper per request). express-session is not among
  * them: the kit's browser session is its own (core/browser-session.ts).

@@ -1,30 +1,32 @@
 /**
- * The Express shell: `kit.middleware()` (one router layer: the request log, the
+ * The Express shell: `kit.middleware()` (one middleware function: the request log, the
  * launch watch, then the kit's route table matched by the core's one rule, its browser
  * routes with the kit's header set) and `kit.authenticated()`. Built on the first call
- * of either; express and helmet are loaded then (./family.ts), never by an app that
- * only uses the Fetch shell. The kit's browser session is its own
+ * of either, over the app's own Express (checked to be Express 5; helmet is loaded for
+ * `securityHeaders.helmet` only, ./family.ts), never by an app that only uses the Fetch
+ * shell. The kit's browser session is its own
  * (core/browser-session.ts under `session.cookieName`), never `req.session`.
  */
-import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
 import type { LaunchWatch } from '../../authenticated/launch-watch.js';
 import { createBrowserSessions } from '../../core/browser-session.js';
 import type { Drain } from '../../core/drain.js';
-import type { CoreRequest } from '../../core/http.js';
-import type { KitRoutes, RouteMatch } from '../../core/routes.js';
+import type { CoreRequest, CoreResponse } from '../../core/http.js';
+import type { KitRoutes } from '../../core/routes.js';
 import type { KitSessionStore } from '../../core/session-store.js';
 import type { ResolvedHttpOptions } from '../../http/options.js';
 import { kitSessionOf, sendCoreResponse, toCoreRequest } from './adapter.js';
 import { expressAuthenticated } from './authenticated.js';
 import { kitErrorHandler } from './errors.js';
-import { expressFamily } from './family.js';
+import { assertSupportedExpress } from './express-version.js';
 import { expressLaunchWatch } from './launch-watch.js';
 import type { ResolvedSecurityHeadersOptions } from './options.js';
 import { parserCheck } from './parser-check.js';
 import { attachRequestLog } from './request-log.js';
 import { headerApplier } from './security-headers.js';
+import type { KitMiddleware } from './types.js';
 
 export type { AuthenticatedHandler, AuthenticatedLocals } from './types.js';
 
@@ -48,13 +50,18 @@ export interface ExpressShellDeps {
 }
 
 export interface ExpressShell {
-  middleware(): Router;
+  middleware(): KitMiddleware;
   authenticated(): RequestHandler;
 }
 
+/** Whether a response is counted in flight (see `Drain.countRequest`). */
+const IN_FLIGHT = Symbol('store-app-kit.inFlight');
+type Counted = Response & { [IN_FLIGHT]?: boolean };
+
 /** Builds the Express shell over the composition's route table and `authenticate`. */
 export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
-  const { express } = expressFamily();
+  // The shell runs on the app's Express (it loads no module of it): Express 4 fails here.
+  assertSupportedExpress();
   const { routes, logger } = deps;
   const cookieName = deps.session.cookieName;
   const sessionFor = createBrowserSessions(deps.session, deps.sessions);
@@ -76,18 +83,21 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
     for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
     live.clear();
   });
-
-  /** A kit route: the core's (wrapped) handler through the adapter; a throw reaches the error handler. */
-  function runKit(m: RouteMatch, req: Request, res: Response, next: NextFunction): void {
-    routes
-      .run(m)(toCoreRequest(req, res, logger, () => sessionOf(req, res)))
-      .then((r) => sendCoreResponse(res, req, r), next);
+  function responseClosed(this: Response): void {
+    live.delete(this);
+    const counted = this as Counted;
+    if (counted[IN_FLIGHT] === true) {
+      counted[IN_FLIGHT] = false;
+      drain.leaveRequest();
+    }
   }
 
-  const router = express.Router();
   const webhookPath = routes.routes.find((r) => r.id === 'webhooks')?.path;
-  const checkParsers = parserCheck(webhookPath, router, logger);
-  // Every request of the app passes this one layer: the request log; the check for a
+  const kitErrors = kitErrorHandler(logger);
+  /** An error of the kit's own work goes to the kit's handler (JSON or page, 503 for storage). */
+  const fail = (err: unknown, req: Request, res: Response, next: NextFunction) =>
+    kitErrors(err, req, res, next);
+  // Every request of the app passes this one function: the request log; the check for a
   // body parser mounted before the kit (once, on the first request); the launch watch,
   // before anything can answer the admin's launch of a page (it notices a launch that
   // never reaches kit.authenticated(), a static index.html, to say so in the 401s that
@@ -95,33 +105,43 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   // the kit's header set; a machine route (webhook deliveries, probes: no cookie, JSON no
   // browser renders) none. The app's own routes get nothing of the kit's (no headers
   // unless `securityHeaders.scope` is 'app', no session: `req.session` stays the app's),
-  // so the kit is a guest in an existing app. One layer, and no route layers: each layer
-  // Express dispatches costs every request of the app a dispatch and its garbage
-  // (issues 15 and 24). The layer also counts the request in flight for a shutdown.
-  router.use(function storeAppRequestStart(req, res, next) {
-    // In flight until the response closes: a shutdown waits for it before storage closes.
-    const leave = drain.enterRequest();
-    // Draining: the client's next request goes over a new connection, to another instance.
-    if (drain.draining()) res.setHeader('connection', 'close');
-    else live.add(res);
-    res.once('close', () => {
-      live.delete(res);
-      leave();
-    });
-    attachLog(req, res);
-    checkParsers?.(req);
-    watch?.note(req, res);
-    const m = routes.match(req.method, req.path);
-    if (m === undefined) {
-      appHeaders?.(req, res);
+  // so the kit is a guest in an existing app. A plain function, not a Router: a mounted
+  // Router dispatches its own layer stack (a `next` closure and its state per request,
+  // ~2 KB of garbage on the route bench) for what one call does (issues 15, 24 and 31).
+  // It also counts the request in flight for a shutdown.
+  const middleware: KitMiddleware = function storeAppRequestStart(req, res, next) {
+    let answer: Promise<CoreResponse> | undefined;
+    try {
+      // In flight until the response closes: a shutdown waits for it before storage closes.
+      (res as Counted)[IN_FLIGHT] = drain.countRequest();
+      // Draining: the client's next request goes over a new connection, to another instance.
+      if (drain.draining()) res.setHeader('connection', 'close');
+      else live.add(res);
+      // One listener for every response (no closure or once-wrapper per request).
+      res.on('close', responseClosed);
+      attachLog(req, res);
+      checkParsers?.(req);
+      watch?.note(req, res);
+      const m = routes.match(req.method, req.path);
+      if (m === undefined) appHeaders?.(req, res);
+      else {
+        if (m.route.audience === 'browser') applyHeaders?.(req, res);
+        answer = routes.run(m)(toCoreRequest(req, res, logger, () => sessionOf(req, res)));
+      }
+    } catch (err) {
+      // The kit's own failure: answered by the kit's handler (an app's route never runs here).
+      fail(err, req, res, next);
+      return;
+    }
+    if (answer === undefined) {
       next();
       return;
     }
-    if (m.route.audience === 'browser') applyHeaders?.(req, res);
-    runKit(m, req, res, next);
-  });
-  const kitErrors = kitErrorHandler(logger);
-  router.use(kitErrors);
+    answer
+      .then((r) => sendCoreResponse(res, req, r))
+      .catch((err: unknown) => fail(err, req, res, next));
+  };
+  const checkParsers = parserCheck(webhookPath, middleware, logger);
 
   const authenticated = expressAuthenticated({
     authenticate: deps.authenticate,
@@ -132,5 +152,5 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
     applyHeaders: appHeaders ? undefined : applyHeaders,
     sessionCookieName: cookieName,
   });
-  return { middleware: () => router, authenticated };
+  return { middleware: () => middleware, authenticated };
 }

@@ -21,4 +21,8 @@ export type AuthenticatedHandler = RequestHandler<
   AuthenticatedLocals
 >;
 
-export type { Router as KitRouter } from 'express';
+/**
+ * `kit.middleware()`: one Express middleware (the kit's routes, its request log and
+ * launch watch). A function, not a Router, since issue 31: mount it with `app.use()`.
+ */
+export type KitMiddleware = RequestHandler;
