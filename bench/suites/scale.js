@@ -23,6 +23,7 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -182,6 +183,25 @@ function startWorker(config) {
   return { child, ready };
 }
 
+/** A V8 CPU profile of this process until `stop(name)` writes it to SCALE_CPU_PROF/<name>.cpuprofile. */
+async function startProfile() {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(name) {
+      const { profile } = await session.post('Profiler.stop');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(
+        join(process.env.SCALE_CPU_PROF, `${name}.cpuprofile`),
+        JSON.stringify(profile),
+      );
+      session.disconnect();
+    },
+  };
+}
+
 function ask(child, message) {
   return new Promise((resolve) => {
     child.once('message', resolve);
@@ -202,6 +222,8 @@ async function refreshAll(platform, config, storage, dialect, instances) {
   );
   await Promise.all(workers.map((w) => w.ready));
   const calls = platform.stats().tokenRequests.refresh_token;
+  // SCALE_CPU_PROF: this process (the local platform) profiled during the sweep only, not seeding.
+  const profiler = process.env.SCALE_CPU_PROF ? await startProfile() : undefined;
   // CPU while the sweep runs: the kit's workers (their own figure), this process (the local
   // platform: the bench does nothing else meanwhile), Postgres' processes and the machine.
   const platformCpu0 = process.cpuUsage();
@@ -212,6 +234,7 @@ async function refreshAll(platform, config, storage, dialect, instances) {
   const results = await Promise.all(workers.map((w) => ask(w.child, { cmd: 'sweep' })));
   const ms = performance.now() - t;
   const platformCpu = process.cpuUsage(platformCpu0);
+  await profiler?.stop(`platform-${dialect}-${instances}`);
   const cpu = {
     kitS: results.reduce((n, r) => n + r.cpuS, 0),
     platformS: (platformCpu.user + platformCpu.system) / 1e6,

@@ -202,6 +202,36 @@ export function createInstallationRepository(adapter: DialectAdapter): {
   };
 
   /**
+   * SQLite's `complete` (a sweep's one write per store), prepared once: building the
+   * UPDATE and preparing it again for every refreshed store cost more than running it.
+   * Times go in as epoch milliseconds (the columns' storage; placeholders in raw SQL
+   * are not encoded by the column).
+   */
+  const completeRow = preparedOn<InstallationRow[]>('store_app_installation_complete', (db) =>
+    db
+      .update(t)
+      .set({
+        scopes: sql`${sql.placeholder('scopes')}`,
+        accessTokenEnc: sql`${sql.placeholder('accessTokenEnc')}`,
+        refreshTokenEnc: sql`${sql.placeholder('refreshTokenEnc')}`,
+        keyId: sql`${sql.placeholder('keyId')}`,
+        accessExpiresAt: sql`${sql.placeholder('accessExpiresAt')}`,
+        updatedAt: sql`${sql.placeholder('now')}`,
+        version: sql`${t.version} + 1`,
+        needsReauth: false,
+        refreshLeaseOwner: null,
+        refreshLeaseUntil: null,
+      })
+      .where(
+        and(
+          eq(t.storeId, sql.placeholder('storeId')),
+          eq(t.refreshLeaseOwner, sql.placeholder('owner')),
+        ),
+      )
+      .returning(),
+  );
+
+  /**
    * On SQLite every COMMIT is an fsync that blocks the event loop (synchronous
    * = FULL), and a refresh makes two (lease, then tokens): that, not the token
    * endpoint, capped a sweep at a few hundred refreshes a second. Lease writes
@@ -258,7 +288,17 @@ export function createInstallationRepository(adapter: DialectAdapter): {
         return row ? toStored(row) : null;
       }
       const rows = await leaseWrite(() =>
-        adapter.run('storing refreshed tokens', (db) => update(db).returning()),
+        adapter.run('storing refreshed tokens', (db) =>
+          adapter.dialect === 'sqlite'
+            ? completeRow(db).execute({
+                ...toColumns(tokens),
+                accessExpiresAt: tokens.accessTokenExpiresAt.getTime(),
+                now: now.getTime(),
+                storeId,
+                owner,
+              })
+            : update(db).returning(),
+        ),
       );
       return rows[0] ? toStored(rows[0]) : null;
     },

@@ -150,7 +150,21 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           };
         }
         const row = await atDbNow((now) => refreshLease.complete(storeId, owner, sealed, now));
-        return row ? open(row) : null;
+        // As above: the row holds the tokens in hand, sealed; decrypting them back would
+        // cost two AES-GCM opens per refreshed store for the same strings.
+        if (!row) return null;
+        return {
+          storeId,
+          scopes: [...row.scopes],
+          accessToken: tokens.accessToken,
+          refreshToken: tokens.refreshToken,
+          accessTokenExpiresAt: row.accessTokenExpiresAt,
+          installedAt: row.installedAt,
+          updatedAt: row.updatedAt,
+          version: row.version,
+          needsReauth: row.needsReauth,
+          platformInstalledAt: row.platformInstalledAt ?? null,
+        };
       },
       ...(claimDue
         ? {

@@ -172,6 +172,16 @@ export function defineStorageSuite(ctx: SuiteContext) {
       const fresh = tokens('won');
       const done = await storage.installations.completeRefresh(storeId, 'b', fresh);
       expect(done).toMatchObject({ accessToken: fresh.accessToken, version: inst.version + 1 });
+      // What it answers (the tokens in hand, not decrypted back) is what a later read decrypts.
+      const stored = await storage.installations.get(storeId);
+      expect(stored).toMatchObject({
+        accessToken: fresh.accessToken,
+        refreshToken: fresh.refreshToken,
+        scopes: done!.scopes,
+        version: done!.version,
+        needsReauth: false,
+      });
+      expect(stored!.accessTokenExpiresAt.getTime()).toBe(done!.accessTokenExpiresAt.getTime());
       // The lease is cleared and the old version no longer matches.
       expect(
         await storage.installations.acquireRefreshLease(storeId, inst.version, 'c', 1000),

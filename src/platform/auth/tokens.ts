@@ -4,7 +4,7 @@
  * sits in front of SQLite and is updated on every revocation.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { AppRegistry } from '../apps.js';
 import type { Clock } from '../clock.js';
 import { randomToken, sha256Hex } from '../crypto.js';
@@ -108,6 +108,45 @@ export function createTokenService(deps: {
   const cache = new Map<string, AccessTokenInfo>();
   const MAX_CACHE = 50_000;
 
+  // The refresh grant's statements, prepared once: it is the platform's hottest write path
+  // (every installed store of every app, daily), and building the SQL each time cost more than
+  // running it (issue 33: 100,000 refreshes due at once).
+  const byHash = db
+    .select()
+    .from(platformTokens)
+    .where(eq(platformTokens.tokenHash, sql.placeholder('hash')))
+    .prepare();
+  const claimRotation = db
+    .update(platformTokens)
+    .set({ rotatedAt: sql`${sql.placeholder('now')}` })
+    .where(
+      and(eq(platformTokens.tokenHash, sql.placeholder('hash')), isNull(platformTokens.rotatedAt)),
+    )
+    .prepare();
+  const spendGrace = db
+    .update(platformTokens)
+    .set({ graceUsed: 1 })
+    .where(
+      and(eq(platformTokens.tokenHash, sql.placeholder('hash')), eq(platformTokens.graceUsed, 0)),
+    )
+    .prepare();
+  const row = (p: 'a' | 'r', kind: 'access' | 'refresh') => ({
+    id: sql.placeholder(`${p}Id`),
+    tokenHash: sql.placeholder(`${p}Hash`),
+    kind,
+    appId: sql.placeholder('appId'),
+    storeId: sql.placeholder('storeId'),
+    scopes: sql.placeholder('scopes'),
+    expiresAt: sql.placeholder(`${p}ExpiresAt`),
+    codeHash: sql.placeholder('codeHash'),
+    createdAt: sql.placeholder('now'),
+  });
+  // Both tokens of a pair in one statement.
+  const insertPair = db
+    .insert(platformTokens)
+    .values([row('a', 'access'), row('r', 'refresh')])
+    .prepare();
+
   function revokeWhere(rows: Array<{ tokenHash: string; kind: string }>): void {
     for (const r of rows) {
       const hit = cache.get(r.tokenHash);
@@ -142,32 +181,19 @@ export function createTokenService(deps: {
     const now = clock.nowSeconds();
     const accessToken = `spat_${randomToken(32)}`;
     const refreshToken = `sprt_${randomToken(32)}`;
-    db.insert(platformTokens)
-      .values([
-        {
-          id: randomUUID(),
-          tokenHash: sha256Hex(accessToken),
-          kind: 'access',
-          appId,
-          storeId,
-          scopes: scopes.join(','),
-          expiresAt: now + options.accessTokenTtlSeconds,
-          codeHash,
-          createdAt: now,
-        },
-        {
-          id: randomUUID(),
-          tokenHash: sha256Hex(refreshToken),
-          kind: 'refresh',
-          appId,
-          storeId,
-          scopes: scopes.join(','),
-          expiresAt: now + options.refreshTokenTtlSeconds,
-          codeHash,
-          createdAt: now,
-        },
-      ])
-      .run();
+    insertPair.run({
+      aId: randomUUID(),
+      aHash: sha256Hex(accessToken),
+      aExpiresAt: now + options.accessTokenTtlSeconds,
+      rId: randomUUID(),
+      rHash: sha256Hex(refreshToken),
+      rExpiresAt: now + options.refreshTokenTtlSeconds,
+      appId,
+      storeId,
+      scopes: scopes.join(','),
+      codeHash,
+      now,
+    });
     return { accessToken, refreshToken, expiresIn: options.accessTokenTtlSeconds, scopes, storeId };
   }
 
@@ -182,6 +208,53 @@ export function createTokenService(deps: {
       })
       .run();
     return issue(appId, storeId, scopes, codeHash);
+  }
+
+  /** The refresh grant inside its transaction (see `refresh`). */
+  function refreshIn(
+    hash: string,
+    refreshToken: string,
+    appId: string,
+    scope: string[] | undefined,
+  ): RefreshResult {
+    const row = byHash.get({ hash });
+    if (row?.kind !== 'refresh' || row.appId !== appId) {
+      return { ok: false, reason: 'unknown refresh token' };
+    }
+    const now = clock.nowSeconds();
+    if (row.revokedAt !== null) return { ok: false, reason: 'refresh token revoked' };
+    if (now >= row.expiresAt) return { ok: false, reason: 'refresh token expired' };
+    const granted = row.scopes.split(',').filter(Boolean);
+    let scopes = granted;
+    if (scope !== undefined && scope.length > 0) {
+      if (!scope.every((s) => granted.includes(s))) {
+        return { ok: false, reason: 'scope exceeds the granted scopes' };
+      }
+      scopes = scope;
+    }
+    if (!options.refreshTokenRotation) {
+      const tokens = issue(row.appId, row.storeId, scopes, row.codeHash);
+      // Without rotation the new pair's refresh token is discarded and the presented one kept.
+      db.update(platformTokens)
+        .set({ revokedAt: now })
+        .where(eq(platformTokens.tokenHash, sha256Hex(tokens.refreshToken)))
+        .run();
+      return { ok: true, tokens: { ...tokens, refreshToken } };
+    }
+    if (row.rotatedAt === null) {
+      const claimed = claimRotation.run({ hash, now });
+      if (claimed.changes === 1)
+        return { ok: true, tokens: issue(row.appId, row.storeId, scopes, row.codeHash) };
+    }
+    // Already rotated: one more use inside the grace period (an app that crashed
+    // before storing the previous response), then never again.
+    const rotatedAt = row.rotatedAt ?? now;
+    if (now - rotatedAt > options.refreshGraceSeconds) {
+      return { ok: false, reason: 'refresh token was rotated' };
+    }
+    const spent = spendGrace.run({ hash });
+    if (spent.changes !== 1) return { ok: false, reason: 'refresh token was rotated' };
+    return { ok: true, tokens: issue(row.appId, row.storeId, scopes, row.codeHash) };
   }
 
   return {
@@ -256,52 +329,10 @@ export function createTokenService(deps: {
 
     refresh({ refreshToken, appId, scope }) {
       const hash = sha256Hex(refreshToken);
-      const row = db.select().from(platformTokens).where(eq(platformTokens.tokenHash, hash)).get();
-      if (row?.kind !== 'refresh' || row.appId !== appId) {
-        return { ok: false, reason: 'unknown refresh token' };
-      }
-      const now = clock.nowSeconds();
-      if (row.revokedAt !== null) return { ok: false, reason: 'refresh token revoked' };
-      if (now >= row.expiresAt) return { ok: false, reason: 'refresh token expired' };
-      const granted = row.scopes.split(',').filter(Boolean);
-      let scopes = granted;
-      if (scope !== undefined && scope.length > 0) {
-        if (!scope.every((s) => granted.includes(s))) {
-          return { ok: false, reason: 'scope exceeds the granted scopes' };
-        }
-        scopes = scope;
-      }
-      if (!options.refreshTokenRotation) {
-        const tokens = issue(row.appId, row.storeId, scopes, row.codeHash);
-        // Without rotation the new pair's refresh token is discarded and the presented one kept.
-        db.update(platformTokens)
-          .set({ revokedAt: now })
-          .where(eq(platformTokens.tokenHash, sha256Hex(tokens.refreshToken)))
-          .run();
-        return { ok: true, tokens: { ...tokens, refreshToken } };
-      }
-      if (row.rotatedAt === null) {
-        const claimed = db
-          .update(platformTokens)
-          .set({ rotatedAt: now })
-          .where(and(eq(platformTokens.tokenHash, hash), isNull(platformTokens.rotatedAt)))
-          .run();
-        if (claimed.changes === 1)
-          return { ok: true, tokens: issue(row.appId, row.storeId, scopes, row.codeHash) };
-      }
-      // Already rotated: one more use inside the grace period (an app that crashed
-      // before storing the previous response), then never again.
-      const rotatedAt = row.rotatedAt ?? now;
-      if (now - rotatedAt > options.refreshGraceSeconds) {
-        return { ok: false, reason: 'refresh token was rotated' };
-      }
-      const spent = db
-        .update(platformTokens)
-        .set({ graceUsed: 1 })
-        .where(and(eq(platformTokens.tokenHash, hash), eq(platformTokens.graceUsed, 0)))
-        .run();
-      if (spent.changes !== 1) return { ok: false, reason: 'refresh token was rotated' };
-      return { ok: true, tokens: issue(row.appId, row.storeId, scopes, row.codeHash) };
+      // One write transaction for the lookup, the rotation claim and the new pair: one
+      // commit per refresh instead of one per statement (each commit of the in-memory
+      // database costs a walk of its page cache, so grows with the stores it holds).
+      return db.transaction(() => refreshIn(hash, refreshToken, appId, scope));
     },
 
     checkAccessToken(token) {
