@@ -246,6 +246,7 @@ async function honoListenable(app) {
  * header set in place (kit.secureResponse). GET /api/data behind kit.authenticate.
  * A build with `store-app-kit/hono` is mounted through it (`hono.middleware()`,
  * `hono.authenticated()`), as docs/runtimes.md shows; BENCH_VARIANT on this side:
+ *   hono-middleware-only    store-app-kit/hono's middleware() alone (the route without authenticated())
  *   hono-fetch-mount        kit.fetch, kit.authenticate and kit.secureResponse in one
  *                           middleware (the mount before store-app-kit/hono)
  *   hono-main-mount         as docs/runtimes.md showed before issue 31's speed work: two
@@ -264,9 +265,13 @@ async function startHonoKit(kit) {
   if (honoEntry && !VARIANT.startsWith('hono-fetch-mount') && VARIANT !== 'hono-main-mount') {
     const hono = honoEntry.storeAppHono(kit);
     app.use('*', hono.middleware());
-    app.get('/api/data', hono.authenticated(), (c) =>
-      c.json({ storeId: c.get('store').storeId, ok: true }),
-    );
+    if (VARIANT === 'hono-middleware-only') {
+      app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));
+    } else {
+      app.get('/api/data', hono.authenticated(), (c) =>
+        c.json({ storeId: c.get('store').storeId, ok: true }),
+      );
+    }
     return { app: await honoListenable(app), secure: true, mount: 'hono' };
   }
   const secure = typeof kit.secureResponse === 'function' && VARIANT !== 'hono-no-secure';

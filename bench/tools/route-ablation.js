@@ -30,6 +30,7 @@ const honoVariants = {
   'bare + HSTS nosniff and Vary on the Node response': ['honoBare', 'hono-bare-node-headers'],
   'bare + AsyncLocalStorage in use': ['honoBare', 'async-local-storage'],
   'bare + ~9 MB more live heap': ['honoBare', 'larger-heap'],
+  'hono.middleware() only (no hono.authenticated())': ['hono', 'hono-middleware-only'],
   'kit.fetch only (no kit.authenticate)': ['hono', 'hono-fetch-only'],
   'kit.authenticate only (no kit.fetch)': ['hono', 'hono-authenticate-only'],
   'kit without kit.secureResponse': ['hono', 'hono-no-secure'],
