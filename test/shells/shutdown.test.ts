@@ -214,6 +214,45 @@ describe.each(SHELLS)('kit.shutdown() on the %s shell', (shell) => {
   });
 });
 
+describe('kit.middleware() mounted twice (a router of the app mounts it again)', () => {
+  it('counts each request once: a shutdown after the answers finds nothing in flight', async () => {
+    const kit = (await storeApp(
+      offlineKitOptions({
+        environment: 'test',
+        health: { path: '/healthz', cacheMs: 0 },
+        shutdown: { deadlineMs: 3_000 },
+        session: { secret: 's'.repeat(32) },
+        storage: { databaseUrl: join(dir, `twice-${++files}.db`) },
+      }),
+    )) as StoreAppKit;
+    const app = express();
+    app.use(kit.middleware());
+    const api = express.Router();
+    api.use(kit.middleware());
+    api.get('/ping', (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use('/api', api);
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const target = { kit, server, port, url: `http://127.0.0.1:${port}` };
+      for (let i = 0; i < 3; i++) {
+        expect(await get(agent, target, '/api/ping')).toMatchObject({ status: 200 });
+      }
+      const started = performance.now();
+      const result = await kit.shutdown({ server });
+      // A request counted twice and released once would hold the drain to its deadline.
+      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+      expect(performance.now() - started).toBeLessThan(1_500);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe('kit.shutdown() without a Node server (Bun.serve, Deno.serve)', () => {
   it('stops the host, waits for the tracked handler, then closes the kit', async () => {
     const app = await startApp('fetch');

@@ -7,7 +7,7 @@
  * shell. The kit's browser session is its own
  * (core/browser-session.ts under `session.cookieName`), never `req.session`.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AuthDecision, AuthenticatedStore } from '../../authenticated/index.js';
 import type { LaunchWatch } from '../../authenticated/launch-watch.js';
@@ -93,10 +93,8 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   }
 
   const webhookPath = routes.routes.find((r) => r.id === 'webhooks')?.path;
+  // An error of the kit's own work goes to the kit's handler (JSON or page, 503 for storage).
   const kitErrors = kitErrorHandler(logger);
-  /** An error of the kit's own work goes to the kit's handler (JSON or page, 503 for storage). */
-  const fail = (err: unknown, req: Request, res: Response, next: NextFunction) =>
-    kitErrors(err, req, res, next);
   // Every request of the app passes this one function: the request log; the check for a
   // body parser mounted before the kit (once, on the first request); the launch watch,
   // before anything can answer the admin's launch of a page (it notices a launch that
@@ -112,13 +110,16 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   const middleware: KitMiddleware = function storeAppRequestStart(req, res, next) {
     let answer: Promise<CoreResponse> | undefined;
     try {
-      // In flight until the response closes: a shutdown waits for it before storage closes.
-      (res as Counted)[IN_FLIGHT] = drain.countRequest();
-      // Draining: the client's next request goes over a new connection, to another instance.
-      if (drain.draining()) res.setHeader('connection', 'close');
-      else live.add(res);
-      // One listener for every response (no closure or once-wrapper per request).
-      res.on('close', responseClosed);
+      // Once per response, though an app may mount the kit twice: in flight until the
+      // response closes (a shutdown waits for it before storage closes), through one
+      // listener shared by every response (no closure or once-wrapper per request).
+      if ((res as Counted)[IN_FLIGHT] === undefined) {
+        (res as Counted)[IN_FLIGHT] = drain.countRequest();
+        // Draining: the client's next request goes over a new connection, to another instance.
+        if (drain.draining()) res.setHeader('connection', 'close');
+        else live.add(res);
+        res.on('close', responseClosed);
+      }
       attachLog(req, res);
       checkParsers?.(req);
       watch?.note(req, res);
@@ -130,7 +131,7 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
       }
     } catch (err) {
       // The kit's own failure: answered by the kit's handler (an app's route never runs here).
-      fail(err, req, res, next);
+      kitErrors(err, req, res, next);
       return;
     }
     if (answer === undefined) {
@@ -139,7 +140,7 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
     }
     answer
       .then((r) => sendCoreResponse(res, req, r))
-      .catch((err: unknown) => fail(err, req, res, next));
+      .catch((err: unknown) => kitErrors(err, req, res, next));
   };
   const checkParsers = parserCheck(webhookPath, middleware, logger);
 
