@@ -32,6 +32,33 @@ export interface SealOptions {
   builtin?: BuiltinStorageAdapter | undefined;
 }
 
+/**
+ * The installation a refresh wrote: the tokens in hand (the row holds them sealed;
+ * decrypting them back would cost two AES-GCM opens per refreshed store for the same
+ * strings) with the row's other columns.
+ */
+function refreshed(
+  storeId: string,
+  tokens: TokenSet,
+  row: Pick<
+    Installation,
+    'scopes' | 'accessTokenExpiresAt' | 'installedAt' | 'updatedAt' | 'version' | 'needsReauth'
+  > & { platformInstalledAt?: Date | null | undefined },
+): Installation {
+  return {
+    storeId,
+    scopes: [...row.scopes],
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    accessTokenExpiresAt: row.accessTokenExpiresAt,
+    installedAt: row.installedAt,
+    updatedAt: row.updatedAt,
+    version: row.version,
+    needsReauth: row.needsReauth,
+    platformInstalledAt: row.platformInstalledAt ?? null,
+  };
+}
+
 /** Builds the kit's Storage on `adapter`; the adapter only ever sees ciphertext. */
 export function sealStorage(adapter: StorageAdapter, options: SealOptions): Storage {
   const { cipher, builtin } = options;
@@ -134,37 +161,18 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
         const sealed = await seal(storeId, tokens);
         if (completing) {
           const row = await completing.add({ storeId, owner, tokens: sealed });
-          if (!row) return null;
-          // The tokens in hand are what was written: no need to decrypt them back.
-          return {
-            storeId,
-            scopes: [...tokens.scopes],
-            accessToken: tokens.accessToken,
-            refreshToken: tokens.refreshToken,
-            accessTokenExpiresAt: tokens.accessTokenExpiresAt,
-            installedAt: row.installedAt,
-            updatedAt: row.updatedAt,
-            version: row.version,
-            needsReauth: false,
-            platformInstalledAt: row.platformInstalledAt,
-          };
+          // The grouped write returns only what it set besides the tokens.
+          return row
+            ? refreshed(storeId, tokens, {
+                ...row,
+                scopes: tokens.scopes,
+                accessTokenExpiresAt: tokens.accessTokenExpiresAt,
+                needsReauth: false,
+              })
+            : null;
         }
         const row = await atDbNow((now) => refreshLease.complete(storeId, owner, sealed, now));
-        // As above: the row holds the tokens in hand, sealed; decrypting them back would
-        // cost two AES-GCM opens per refreshed store for the same strings.
-        if (!row) return null;
-        return {
-          storeId,
-          scopes: [...row.scopes],
-          accessToken: tokens.accessToken,
-          refreshToken: tokens.refreshToken,
-          accessTokenExpiresAt: row.accessTokenExpiresAt,
-          installedAt: row.installedAt,
-          updatedAt: row.updatedAt,
-          version: row.version,
-          needsReauth: row.needsReauth,
-          platformInstalledAt: row.platformInstalledAt ?? null,
-        };
+        return row ? refreshed(storeId, tokens, row) : null;
       },
       ...(claimDue
         ? {
