@@ -293,7 +293,8 @@ export function createLeaseRefresh(
     }
     // Our lease expired and another process took over.
     if (!committed) return LOST_LEASE;
-    logger?.info({ storeId, version: committed.version }, 'Access token refreshed.');
+    // Routine, once per store and token lifetime: a debug line (a sweep pass sums up at info).
+    logger?.debug({ storeId, version: committed.version }, 'Access token refreshed.');
     clientRejectedReported = false;
     committedHere.set(committed, inst.accessTokenExpiresAt.getTime());
     return remember(committed, mode);

@@ -26,6 +26,7 @@ export interface RefreshedTokens {
 export type RefreshCall = (refreshToken: string, signal?: AbortSignal) => Promise<RefreshedTokens>;
 
 export interface RefreshLogger {
+  debug(obj: Record<string, unknown>, msg: string): void;
   info(obj: Record<string, unknown>, msg: string): void;
   warn(obj: Record<string, unknown>, msg: string): void;
   error(obj: Record<string, unknown>, msg: string): void;

@@ -367,9 +367,18 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
       });
       sweepTimer = setInterval(() => {
         if (sweeping || !outage.ready()) return;
+        const started = now();
         sweeping = sweep(signal)
           .then((r) => {
             outage.record(undefined);
+            // One line per pass that did something, however many stores it refreshed
+            // (each refresh is a debug line): 100,000 due at once is one record.
+            if (r.refreshed > 0 || r.failed > 0) {
+              logger?.info(
+                { event: 'refresh.sweep', ...r, durationMs: Math.max(0, now() - started) },
+                `Token sweep pass: ${r.refreshed} refreshed, ${r.failed} failed.`,
+              );
+            }
             return r;
           })
           .catch((err) => {

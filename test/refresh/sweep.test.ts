@@ -35,7 +35,11 @@ async function setup(n: number, platform?: PlatformOptions) {
       offset += (86_400 - leftSeconds) * 1000;
     },
     /** A token manager whose refresh calls go to the platform, observed. */
-    manager(refresh: RefreshOptions, observe?: (phase: 'start' | 'end', at: number) => void) {
+    manager(
+      refresh: RefreshOptions,
+      observe?: (phase: 'start' | 'end', at: number) => void,
+      logger?: RecordingLogger,
+    ) {
       const call: RefreshCall = async (rt, signal) => {
         observe?.('start', Date.now());
         try {
@@ -58,9 +62,26 @@ async function setup(n: number, platform?: PlatformOptions) {
         options: resolveRefreshOptions({ sweepIntervalMs: 0, ...refresh }),
         refresh: call,
         now: clock,
+        logger,
       });
     },
   };
+}
+
+/** Records what the manager logs, by level. */
+interface RecordingLogger {
+  debug(obj: Record<string, unknown>, msg: string): void;
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+  lines: { level: string; obj: Record<string, unknown>; msg: string }[];
+}
+function recordingLogger(): RecordingLogger {
+  const lines: RecordingLogger['lines'] = [];
+  const at = (level: string) => (obj: Record<string, unknown>, msg: string) => {
+    lines.push({ level, obj, msg });
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), lines };
 }
 
 describe('sweep pass', () => {
@@ -157,6 +178,31 @@ describe('sweep pass', () => {
     const result = await tokens.sweep();
     expect(result.refreshed).toBe(6);
     expect(s.fx.refreshCalls()).toBe(6);
+  });
+});
+
+describe('what the sweep logs', () => {
+  it('a background pass that refreshed stores writes one info line with its counts; each refresh is a debug line', async () => {
+    const s = await setup(12);
+    s.makeDue();
+    const log = recordingLogger();
+    const tokens = s.manager({ sweepIntervalMs: 20, sweepBatchSize: 5 }, undefined, log);
+    tokens.startSweep();
+    for (let i = 0; i < 500 && !log.lines.some((l) => l.obj.event === 'refresh.sweep'); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // Further passes find nothing due: they log nothing.
+    await new Promise((r) => setTimeout(r, 100));
+    await tokens.stopSweep();
+    expect(s.fx.refreshCalls()).toBe(12);
+    const info = log.lines.filter((l) => l.level === 'info');
+    expect(info).toHaveLength(1);
+    expect(info[0]?.obj).toMatchObject({ event: 'refresh.sweep', refreshed: 12, failed: 0 });
+    expect(info[0]?.obj.durationMs).toEqual(expect.any(Number));
+    expect(info[0]?.msg).toBe('Token sweep pass: 12 refreshed, 0 failed.');
+    const perStore = log.lines.filter((l) => l.msg === 'Access token refreshed.');
+    expect(perStore.map((l) => l.level)).toEqual(Array(12).fill('debug'));
+    expect(new Set(perStore.map((l) => l.obj.storeId))).toEqual(new Set(s.ids));
   });
 });
 

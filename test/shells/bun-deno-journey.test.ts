@@ -247,9 +247,8 @@ describe.each([
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { msg: string; storeId?: string });
     const said = logs.filter((l) => l.storeId === storeId).map((l) => l.msg);
-    expect(said).toEqual(
-      expect.arrayContaining(['store installed', 'Access token refreshed.', 'store data purged']),
-    );
+    // (A single refresh is a debug line: the kit's default level is info.)
+    expect(said).toEqual(expect.arrayContaining(['store installed', 'store data purged']));
   });
 
   it('the health route answers through kit.fetch, uncached', async () => {
