@@ -23,7 +23,8 @@
 //                 or `async-local-storage` (async hooks on, as the kit's storage has
 //                 them), `larger-heap` (~9 MB more live objects, as the kit holds) or
 //                 `kit-shaped-router` (a Router with the kit's layers, no kit code),
-//                 `request-logger` or `launch-watch` (those kit middlewares alone).
+//                 `request-logger` or `launch-watch` (those kit middlewares alone);
+//                 on the kit, `bare-in-kit-process` (bare's route in the kit's process).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -122,8 +123,12 @@ async function startKit() {
   let kitApp;
   if (sides.has('kit')) {
     kitApp = express();
-    if (VARIANT !== 'authenticated-only') kitApp.use(kit.middleware());
-    if (VARIANT === 'middleware-only') kitApp.get('/api/data', handler);
+    // bare-in-kit-process: bare Express's route in the kit side's process (the kit built,
+    // its stores installed, the local platform running), nothing of the kit on the route.
+    if (VARIANT !== 'authenticated-only' && VARIANT !== 'bare-in-kit-process')
+      kitApp.use(kit.middleware());
+    if (VARIANT === 'middleware-only' || VARIANT === 'bare-in-kit-process')
+      kitApp.get('/api/data', handler);
     else kitApp.get('/api/data', kit.authenticated(), handler);
   }
   const kitTokens = [];
@@ -247,6 +252,9 @@ async function honoListenable(app) {
  * A build with `store-app-kit/hono` is mounted through it (`hono.middleware()`,
  * `hono.authenticated()`), as docs/runtimes.md shows; BENCH_VARIANT on this side:
  *   hono-middleware-only    store-app-kit/hono's middleware() alone (the route without authenticated())
+ *   hono-bare-in-kit-process  bare Hono's route (nothing of the kit on it) in this process, which
+ *                           holds the kit, its 1,000 stores and the local platform: the process's
+ *                           own cost, apart from the route's
  *   hono-fetch-mount        kit.fetch, kit.authenticate and kit.secureResponse in one
  *                           middleware (the mount before store-app-kit/hono)
  *   hono-main-mount         as docs/runtimes.md showed before issue 31's speed work: two
@@ -263,6 +271,11 @@ async function startHonoKit(kit) {
   // store-app-kit/hono (after issue 31's speed work): the mount docs/runtimes.md shows.
   const honoEntry = await import(new URL('hono.js', dist).href).catch(() => null);
   if (honoEntry && !VARIANT.startsWith('hono-fetch-mount') && VARIANT !== 'hono-main-mount') {
+    if (VARIANT === 'hono-bare-in-kit-process') {
+      // Bare Hono's route in the kit side's process: what the process alone costs.
+      app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));
+      return { app: await honoListenable(app), secure: false, mount: 'hono' };
+    }
     const hono = honoEntry.storeAppHono(kit);
     app.use('*', hono.middleware());
     if (VARIANT === 'hono-middleware-only') {
@@ -317,6 +330,8 @@ async function startHonoKit(kit) {
  *   hono-bare-headers     that middleware setting, after next(), the headers the kit's set
  *                         gives a bearer request (HSTS, nosniff, Vary) on c.res.headers
  *   hono-bare-node-headers  those headers set on the Node response before next()
+ *   hono-bare-two-middlewares  two synchronous pass-through middlewares, one on every path and
+ *                         one on the route (the mount's shape: Hono's composition alone)
  */
 async function startHonoBare() {
   const { Hono } = await import('hono');
@@ -331,6 +346,12 @@ async function startHonoBare() {
       out.setHeader('vary', 'Authorization');
       return next();
     });
+  }
+  if (VARIANT === 'hono-bare-two-middlewares') {
+    // The shape of the documented mount without its work: a pass-through middleware on
+    // every path and one on the route (Hono composes three handlers instead of calling one).
+    app.use('*', (_c, next) => next());
+    app.get('/api/data', (_c, next) => next());
   }
   if (VARIANT === 'hono-bare-middleware' || VARIANT === 'hono-bare-headers') {
     app.use('*', async (c, next) => {
