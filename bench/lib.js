@@ -221,14 +221,22 @@ export async function installStore(
   { seed = 1, redirectUri = BENCH_REDIRECT_URI, scopes = ['read_products'] } = {},
 ) {
   const { storeId } = platform.createStore({ seed });
-  const t = await issueTokens(platform, { app, storeId, redirectUri, scopes });
+  await saveInstall(
+    storage,
+    storeId,
+    await issueTokens(platform, { app, storeId, redirectUri, scopes }),
+  );
+  return storeId;
+}
+
+/** Stores the token endpoint's answer `t` for `storeId` as the kit's install does. */
+export async function saveInstall(storage, storeId, t) {
   await storage.installations.upsert(storeId, {
     scopes: t.scope.split(/[ ,]/),
     accessToken: t.access_token,
     refreshToken: t.refresh_token,
     accessTokenExpiresAt: new Date(Date.now() + t.expires_in * 1000),
   });
-  return storeId;
 }
 
 /**

@@ -44,6 +44,7 @@
 // per request at that level).
 process.env.NODE_ENV = 'production';
 
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,7 +54,8 @@ import Database from 'better-sqlite3';
 import express from 'express';
 import { SignJWT } from 'jose';
 import { Webhook } from 'standardwebhooks';
-import { installStore, listen } from '../lib.js';
+import { listen, saveInstall } from '../lib.js';
+import { startBenchPlatform } from './platform.js';
 
 // BENCH_KIT_DIST: another build's dist/ (a copy of main's, with node_modules beside it),
 // so `npm run bench:peers` can measure before and after in the same run (BENCH_BASELINE).
@@ -61,7 +63,6 @@ const dist = process.env.BENCH_KIT_DIST
   ? pathToFileURL(`${resolve(process.env.BENCH_KIT_DIST)}/`)
   : new URL('../../dist/', import.meta.url);
 const { storeApp } = await import(new URL('index.js', dist).href);
-const { startPlatform } = await import(new URL('platform/index.js', dist).href);
 // The kit's storage: `internalsOf(kit)` since issue 31, `kit.storage` in older builds.
 const internals = await import(new URL('compose/internals.js', dist).href).catch(() => null);
 const storageOf = (kit) => (internals ? internals.internalsOf(kit).storage : kit.storage);
@@ -79,21 +80,54 @@ const STORES = Number(process.env.BENCH_STORES ?? 1);
 const VARIANT = process.env.BENCH_VARIANT ?? '';
 
 // --- the kit, installed into the local platform --------------------------------
+// The platform runs in a process of its own (./platform.js), as it does for a real app;
+// BENCH_PLATFORM_IN_PROCESS=1 starts it in this process instead (the bench before
+// 2026-11-29: bare Hono's route in such a process read 0.84 of bare Hono's CPU).
+async function startPlatformSide(setup) {
+  if (process.env.BENCH_PLATFORM_IN_PROCESS === '1') {
+    const { platform, registered, installs } = await startBenchPlatform(setup);
+    return { authUrl: platform.authUrl, registered, installs, close: () => platform.close() };
+  }
+  const child = fork(new URL('./platform.js', import.meta.url), ['serve'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`bench platform exited (${code})`)));
+  });
+  child.send(setup);
+  const { authUrl, registered, installs } = await ready;
+  return {
+    authUrl,
+    registered,
+    installs,
+    close: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('close');
+      await exited;
+    },
+  };
+}
+
 async function startKit() {
-  const platform = await startPlatform();
   const appUrl = 'http://127.0.0.1:3000';
-  const registered = platform.registerApp({
-    name: 'bench-peers',
-    redirectUri: `${appUrl}/auth/callback`,
-    webhookUrl: `${appUrl}/webhooks`,
-    scopes: ['read_products'],
-    rateLimit: { perMinute: null, concurrent: 500 },
+  const redirectUri = `${appUrl}/auth/callback`;
+  const platform = await startPlatformSide({
+    app: {
+      name: 'bench-peers',
+      redirectUri,
+      webhookUrl: `${appUrl}/webhooks`,
+      scopes: ['read_products'],
+      rateLimit: { perMinute: null, concurrent: 500 },
+    },
+    stores: STORES,
+    redirectUri,
   });
   const kit = await storeApp({
     appUrl,
     oauth: {
-      clientId: registered.clientId,
-      clientSecret: registered.clientSecret,
+      clientId: platform.registered.clientId,
+      clientSecret: platform.registered.clientSecret,
       scopes: ['read_products'],
       authUrl: platform.authUrl,
     },
@@ -107,12 +141,9 @@ async function startKit() {
     ...(VARIANT === 'no-security-headers' ? { securityHeaders: { enabled: false } } : {}),
   });
   const storeIds = [];
-  for (let i = 0; i < STORES; i++) {
-    storeIds.push(
-      await installStore(platform, storageOf(kit), registered, {
-        redirectUri: `${appUrl}/auth/callback`,
-      }),
-    );
+  for (const { storeId, tokens } of platform.installs) {
+    await saveInstall(storageOf(kit), storeId, tokens);
+    storeIds.push(storeId);
   }
   // Counted, so the bench can check that every 200 was a delivery handled and committed.
   let handled = 0;
@@ -336,6 +367,21 @@ async function startHonoKit(kit) {
 async function startHonoBare() {
   const { Hono } = await import('hono');
   const app = new Hono();
+  if (VARIANT === 'hono-bare-with-platform') {
+    // The local platform and the kit side's 1,000 stores in this process, no kit: what the
+    // platform in the kit's process used to cost (BENCH_PLATFORM_IN_PROCESS).
+    globalThis.benchPlatform = await startBenchPlatform({
+      app: {
+        name: 'bench-peers-bare',
+        redirectUri: 'http://127.0.0.1:3000/auth/callback',
+        webhookUrl: 'http://127.0.0.1:3000/webhooks',
+        scopes: ['read_products'],
+        rateLimit: { perMinute: null, concurrent: 500 },
+      },
+      stores: STORES,
+      redirectUri: 'http://127.0.0.1:3000/auth/callback',
+    });
+  }
   if (VARIANT === 'hono-bare-node-headers') {
     // The same three headers set on the Node response before the route (Node merges them
     // under the route's own): @hono/node-server keeps its plain-object path.

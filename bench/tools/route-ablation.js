@@ -33,6 +33,10 @@ const honoVariants = {
     'hono-bare-two-middlewares',
   ],
   "bare served from the kit's process": ['hono', 'hono-bare-in-kit-process'],
+  'bare + the local platform and its 1000 stores in the process': [
+    'honoBare',
+    'hono-bare-with-platform',
+  ],
   'bare + AsyncLocalStorage in use': ['honoBare', 'async-local-storage'],
   'bare + ~9 MB more live heap': ['honoBare', 'larger-heap'],
   'hono.middleware() only (no hono.authenticated())': ['hono', 'hono-middleware-only'],
