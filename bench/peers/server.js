@@ -283,6 +283,7 @@ async function honoListenable(app) {
  * A build with `store-app-kit/hono` is mounted through it (`hono.middleware()`,
  * `hono.authenticated()`), as docs/runtimes.md shows; BENCH_VARIANT on this side:
  *   hono-middleware-only    store-app-kit/hono's middleware() alone (the route without authenticated())
+ *   hono-route-passthrough  that, with a pass-through middleware where hono.authenticated() goes
  *   hono-bare-in-kit-process  bare Hono's route (nothing of the kit on it) in this process, which
  *                           holds the kit, its 1,000 stores and the local platform: the process's
  *                           own cost, apart from the route's
@@ -311,6 +312,13 @@ async function startHonoKit(kit) {
     app.use('*', hono.middleware());
     if (VARIANT === 'hono-middleware-only') {
       app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));
+    } else if (VARIANT === 'hono-route-passthrough') {
+      // hono.authenticated()'s place taken by a middleware that does nothing: its dispatch alone.
+      app.get(
+        '/api/data',
+        (_c, next) => next(),
+        (c) => c.json({ storeId: HONO_BARE_ID, ok: true }),
+      );
     } else {
       app.get('/api/data', hono.authenticated(), (c) =>
         c.json({ storeId: c.get('store').storeId, ok: true }),

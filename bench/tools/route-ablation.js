@@ -40,6 +40,7 @@ const honoVariants = {
   'bare + AsyncLocalStorage in use': ['honoBare', 'async-local-storage'],
   'bare + ~9 MB more live heap': ['honoBare', 'larger-heap'],
   'hono.middleware() only (no hono.authenticated())': ['hono', 'hono-middleware-only'],
+  'hono.middleware() + a pass-through route middleware': ['hono', 'hono-route-passthrough'],
   'kit.fetch only (no kit.authenticate)': ['hono', 'hono-fetch-only'],
   'kit.authenticate only (no kit.fetch)': ['hono', 'hono-authenticate-only'],
   'kit without kit.secureResponse': ['hono', 'hono-no-secure'],
