@@ -8,6 +8,7 @@
  * `Buffer` (test/packaging/workers-graph.test.ts). See docs/runtimes.md.
  */
 import { composeKit, type KitRuntime } from '../compose/index.js';
+import { internalsOf, registerInternals } from '../compose/internals.js';
 import { kitObject } from '../compose/kit-object.js';
 import type { CustomStorageStoreAppKit } from '../compose/kit-types.js';
 import type { StoreAppOptions } from '../config/index.js';
@@ -91,6 +92,10 @@ export async function storeApp(
     authenticated: expressOnly('kit.authenticated()'),
   });
   const { middleware: _m, authenticated: _a, ...workersKit } = kit;
+  // The kit's internals are keyed by the object kitObject() built; the Workers kit is a
+  // copy without the Express entry points, so it gets them too: storeAppHono(kit)
+  // (store-app-kit/hono) mounts the kit by them.
+  registerInternals(workersKit, internalsOf(kit));
   return Object.assign(workersKit, {
     async runBackground() {
       const sweep = await services.api.tokens.sweep();
