@@ -5,7 +5,8 @@
  * storage adapter (`d1Adapter(env.DB)` from `store-app-kit/storage/d1`), a
  * console logger instead of pino, no Express shell, and no timers between
  * requests. Nothing in this entry's import graph is a `node:` module or uses
- * `Buffer` (test/packaging/workers-graph.test.ts). See docs/runtimes.md.
+ * `Buffer`, nor in `store-app-kit/hono`'s, which mounts this kit on Hono
+ * (test/packaging/workers-graph.test.ts). See docs/runtimes.md.
  */
 import { composeKit, type KitRuntime } from '../compose/index.js';
 import { internalsOf, registerInternals } from '../compose/internals.js';
