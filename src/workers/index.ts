@@ -112,7 +112,8 @@ export interface WorkerSetup<Env extends WorkerEnv> {
   options(env: Env): WorkersStoreAppOptions;
   /**
    * The app's routes: every request the kit does not answer. Without it, 404.
-   * `kit.authenticate(request)` finds the store, `kit.secureResponse` adds the headers.
+   * `kit.authenticate(request)` finds the store, `kit.secureResponse` adds the headers;
+   * on Hono, `storeAppHono(kit)` (`store-app-kit/hono`) mounts both.
    */
   fetch?(
     request: Request,
