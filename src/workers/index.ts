@@ -5,9 +5,11 @@
  * storage adapter (`d1Adapter(env.DB)` from `store-app-kit/storage/d1`), a
  * console logger instead of pino, no Express shell, and no timers between
  * requests. Nothing in this entry's import graph is a `node:` module or uses
- * `Buffer` (test/packaging/workers-graph.test.ts). See docs/runtimes.md.
+ * `Buffer`, nor in `store-app-kit/hono`'s, which mounts this kit on Hono
+ * (test/packaging/workers-graph.test.ts). See docs/runtimes.md.
  */
 import { composeKit, type KitRuntime } from '../compose/index.js';
+import { internalsOf, registerInternals } from '../compose/internals.js';
 import { kitObject } from '../compose/kit-object.js';
 import type { CustomStorageStoreAppKit } from '../compose/kit-types.js';
 import type { StoreAppOptions } from '../config/index.js';
@@ -91,6 +93,10 @@ export async function storeApp(
     authenticated: expressOnly('kit.authenticated()'),
   });
   const { middleware: _m, authenticated: _a, ...workersKit } = kit;
+  // The kit's internals are keyed by the object kitObject() built; the Workers kit is a
+  // copy without the Express entry points, so it gets them too: storeAppHono(kit)
+  // (store-app-kit/hono) mounts the kit by them.
+  registerInternals(workersKit, internalsOf(kit));
   return Object.assign(workersKit, {
     async runBackground() {
       const sweep = await services.api.tokens.sweep();
@@ -106,7 +112,8 @@ export interface WorkerSetup<Env extends WorkerEnv> {
   options(env: Env): WorkersStoreAppOptions;
   /**
    * The app's routes: every request the kit does not answer. Without it, 404.
-   * `kit.authenticate(request)` finds the store, `kit.secureResponse` adds the headers.
+   * `kit.authenticate(request)` finds the store, `kit.secureResponse` adds the headers;
+   * on Hono, `storeAppHono(kit)` (`store-app-kit/hono`) mounts both.
    */
   fetch?(
     request: Request,

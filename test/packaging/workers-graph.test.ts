@@ -1,7 +1,7 @@
 /**
  * `store-app-kit/workers` imports nothing a Worker lacks: its whole import
- * graph (with `store-app-kit/storage/d1`, what a Worker imports beside it),
- * bundled as Wrangler bundles a Worker, holds no `node:` module, no Node
+ * graph (with `store-app-kit/storage/d1` and `store-app-kit/hono`, what a
+ * Worker imports beside it: templates/workers mounts the kit on Hono), bundled as Wrangler bundles a Worker, holds no `node:` module, no Node
  * built-in by its bare name, and no kit module that reaches for the `Buffer`
  * global. Checked on the built package (dist/, what `npm pack` ships and a
  * Worker's bundler reads).
@@ -22,7 +22,8 @@ beforeAll(async () => {
     stdin: {
       contents: `
         export { createWorker, storeApp } from './dist/workers/index.js';
-        export { d1Adapter } from './dist/storage/d1/index.js';`,
+        export { d1Adapter } from './dist/storage/d1/index.js';
+        export { storeAppHono } from './dist/hono.js';`,
       resolveDir: root,
     },
     bundle: true,
@@ -44,12 +45,15 @@ const importsOf = () =>
     input.imports.map((i) => ({ file, path: i.original ?? i.path, kind: i.kind })),
   );
 
-describe('store-app-kit/workers import graph', () => {
+describe('store-app-kit/workers (and store-app-kit/hono) import graph', () => {
   it('holds no node: module and no Node built-in, statically or dynamically imported', () => {
     const kitFiles = Object.keys(meta.inputs).filter((f) => f.startsWith('dist/'));
-    // The graph is the kit's: composition, shells, install, webhooks, refresh, purge, D1.
+    // The graph is the kit's: composition, shells, install, webhooks, refresh, purge, D1,
+    // the Hono mount.
     for (const f of [
       'dist/workers/index.js',
+      'dist/hono.js',
+      'dist/shells/hono/index.js',
       'dist/compose/index.js',
       'dist/shells/fetch/index.js',
       'dist/install/callback.js',
@@ -65,9 +69,12 @@ describe('store-app-kit/workers import graph', () => {
     expect(node).toEqual([]);
   });
 
-  it('loads neither Express, pino, a database driver nor the built-in storage', () => {
+  it('loads neither Hono, Express, pino, a database driver nor the built-in storage', () => {
     const files = Object.keys(meta.inputs);
     for (const pkg of [
+      // store-app-kit/hono names Hono's types only: the app's own Hono is the one bundled.
+      'hono',
+      '@hono/node-server',
       'express',
       'express-session',
       'helmet',
@@ -100,11 +107,15 @@ describe('store-app-kit/workers import graph', () => {
     expect(users).toEqual([]);
   });
 
-  it('is a package entry with its types', () => {
+  it('is a package entry with its types, and so is store-app-kit/hono', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     expect(pkg.exports['./workers']).toEqual({
       types: './dist/workers/index.d.ts',
       default: './dist/workers/index.js',
+    });
+    expect(pkg.exports['./hono']).toEqual({
+      types: './dist/hono.d.ts',
+      default: './dist/hono.js',
     });
   });
 });

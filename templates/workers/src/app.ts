@@ -6,13 +6,15 @@
  */
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { type StoreAppHonoEnv, storeAppHono } from 'store-app-kit/hono';
 import type { WorkersStoreAppKit } from 'store-app-kit/workers';
 import type { Env } from './env.js';
 import { HOME_CSS, HOME_JS } from './generated/assets.js';
 import { createNotesRepository, MAX_NOTE_LENGTH, notesDb } from './notes.js';
 import { renderHomePage } from './views/home.js';
 
-export type AppEnv = { Bindings: Env };
+/** c.env: the Worker's bindings and variables; c.get('store'): behind hono.authenticated(). */
+export type AppEnv = { Bindings: Env } & StoreAppHonoEnv;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Cursors are opaque to us; this only keeps junk from being forwarded. */
@@ -45,17 +47,22 @@ export function createApp(kit: WorkersStoreAppKit, env: Env): Hono<AppEnv> {
   const notes = createNotesRepository(notesDb(env.DB));
   const app = new Hono<AppEnv>();
 
-  // The app's answers carry the kit's security headers, the set the kit's own routes get
-  // (CSP with the admin's frame-ancestors, HSTS, nosniff, Referrer-Policy…; an API call with
-  // its bearer token gets nosniff, HSTS and Vary: Authorization). Headers a route sets
-  // itself (the page's CSP) are kept.
-  app.use('*', async (c, next) => {
-    await next();
-    const secured = kit.secureResponse(c.req.raw, c.res);
-    if (secured !== c.res) c.res = secured;
+  // The kit on Hono (store-app-kit/hono). hono.middleware() first: on every answer of the
+  // app's routes, the kit's security headers, the set the kit's own routes get (CSP with
+  // the admin's frame-ancestors, HSTS, nosniff, Referrer-Policy…; an API call with its
+  // bearer token gets nosniff, HSTS and Vary: Authorization), added after the route as
+  // kit.secureResponse adds them. Headers a route sets itself (the page's CSP) are kept.
+  // It answers the kit's routes too, but createWorker has answered those before a request
+  // gets here. The client's address is Cloudflare's cf-connecting-ip, as createWorker reads it.
+  const hono = storeAppHono(kit, {
+    remoteAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
   });
+  app.use('*', hono.middleware());
 
   const api = new Hono<AppEnv>();
+  // Every API route needs the store: its app session token (bearer), else the session
+  // cookie. c.get('store') is the store; a refusal (401, re-authorise, 503) is answered.
+  api.use('*', hono.authenticated());
   api.use(
     '*',
     bodyLimit({
@@ -66,8 +73,7 @@ export function createApp(kit: WorkersStoreAppKit, env: Env): Hono<AppEnv> {
 
   // One page at a time, following the platform's cursor.
   api.get('/products', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const cursors = c.req.queries('cursor');
     const cursor = cursors?.[0];
     if (cursors && (cursors.length !== 1 || !cursor || !CURSOR.test(cursor))) {
@@ -90,21 +96,18 @@ export function createApp(kit: WorkersStoreAppKit, env: Env): Hono<AppEnv> {
   });
 
   api.get('/orders', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const page = await store.client.orders.list({ limit: 10, sort: 'created_at', order: 'desc' });
     return c.json({ data: page.data });
   });
 
   api.get('/notes', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     return c.json({ data: await notes.list(store.storeId) });
   });
 
   api.put('/products/:productId/note', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const productId = c.req.param('productId');
     if (!UUID.test(productId)) throw new BadRequest(404, 'NOT_FOUND', 'Unknown product.');
     const { note } = await jsonBody(c);
@@ -124,8 +127,7 @@ export function createApp(kit: WorkersStoreAppKit, env: Env): Hono<AppEnv> {
 
   // The example write against the platform: adjust a product's stock.
   api.post('/inventory', async (c) => {
-    const store = await kit.authenticate(c.req.raw);
-    if (store instanceof Response) return store;
+    const store = c.get('store');
     const { productId, increment } = await jsonBody(c);
     if (typeof productId !== 'string' || !UUID.test(productId)) {
       throw new BadRequest(422, 'VALIDATION_ERROR', 'productId must be a product id.');

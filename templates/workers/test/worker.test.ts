@@ -123,10 +123,15 @@ describe('the Worker in workerd on D1', () => {
     const body = (await res.json()) as { data: { name: string }[]; total: number; perPage: number };
     expect(body.data).toHaveLength(50);
     expect(body.total).toBe(60);
+    // The kit's header set (store-app-kit/hono's middleware): a bearer call's answer
+    // varies on Authorization.
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('vary')).toContain('Authorization');
 
+    // hono.authenticated() answers the kit's refusal instead of the route, with the set too.
     const none = await fetch(`${appUrl}/api/products`, { headers: { accept: 'application/json' } });
     expect(none.status).toBe(401);
+    expect(none.headers.get('x-content-type-options')).toBe('nosniff');
     const forged = await fetch(`${appUrl}/api/products`, {
       headers: { accept: 'application/json', authorization: `Bearer ${token.slice(0, -4)}AAAA` },
     });
