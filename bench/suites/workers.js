@@ -5,7 +5,7 @@
 // platform's product list (one upstream request, over a real socket):
 // - kit: `createWorker` + `d1Adapter` (D1 on disk, migrated and the store installed once
 //   before the rounds), the route behind `kit.authenticate` (app session token), the answer
-//   through `kit.secureResponse`: the template's shape;
+//   through `kit.secureResponse` (the workers template's shape until it moved to store-app-kit/hono);
 // - bare: Hono with the platform access token as a binding, the same upstream call (and
 //   the same D1 binding, unused).
 // Each round starts a fresh Miniflare (a new workerd process) per case and measures
