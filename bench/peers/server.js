@@ -24,7 +24,9 @@
 //                 them), `larger-heap` (~9 MB more live objects, as the kit holds) or
 //                 `kit-shaped-router` (a Router with the kit's layers, no kit code),
 //                 `request-logger` or `launch-watch` (those kit middlewares alone);
-//                 on the kit, `bare-in-kit-process` (bare's route in the kit's process).
+//                 on the kit, `bare-in-kit-process` (bare's route in the kit's process);
+//                 on the kit and hono sides, `platform-in-process` (the whole route, the local
+//                 platform in this process as before 2026-11-29).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -84,7 +86,7 @@ const VARIANT = process.env.BENCH_VARIANT ?? '';
 // BENCH_PLATFORM_IN_PROCESS=1 starts it in this process instead (the bench before
 // 2026-11-29: bare Hono's route in such a process read 0.84 of bare Hono's CPU).
 async function startPlatformSide(setup) {
-  if (process.env.BENCH_PLATFORM_IN_PROCESS === '1') {
+  if (process.env.BENCH_PLATFORM_IN_PROCESS === '1' || VARIANT === 'platform-in-process') {
     const { platform, registered, installs } = await startBenchPlatform(setup);
     return { authUrl: platform.authUrl, registered, installs, close: () => platform.close() };
   }

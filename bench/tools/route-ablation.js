@@ -46,6 +46,10 @@ const honoVariants = {
   'kit without kit.secureResponse': ['hono', 'hono-no-secure'],
   'kit, mounted as before (two middlewares, c.res reassigned)': ['hono', 'hono-main-mount'],
   'kit mounted over kit.fetch and kit.secureResponse': ['hono', 'hono-fetch-mount'],
+  'kit with the local platform in its process (the bench before 2026-11-29)': [
+    'hono',
+    'platform-in-process',
+  ],
   kit: ['hono', ''],
 };
 const variants = hono
@@ -63,6 +67,10 @@ const variants = hono
       "bare served from the kit's process": ['kit', 'bare-in-kit-process'],
       'kit.middleware() only': ['kit', 'middleware-only'],
       'kit without security headers': ['kit', 'no-security-headers'],
+      'kit with the local platform in its process (the bench before 2026-11-29)': [
+        'kit',
+        'platform-in-process',
+      ],
       kit: ['kit', ''],
     };
 if (process.env.BENCH_BASELINE)
