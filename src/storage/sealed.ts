@@ -33,13 +33,13 @@ export interface SealOptions {
 }
 
 /**
- * The installation a refresh wrote: the tokens in hand (the row holds them sealed;
- * decrypting them back would cost two AES-GCM opens per refreshed store for the same
- * strings) with the row's other columns.
+ * An installation from a row's columns and its two tokens in clear: decrypted from the
+ * row (`open`), or the tokens a refresh just sealed into it (decrypting them back would
+ * cost two AES-GCM opens per refreshed store for the same strings).
  */
-function refreshed(
+function installationOf(
   storeId: string,
-  tokens: TokenSet,
+  tokens: Pick<TokenSet, 'accessToken' | 'refreshToken'>,
   row: Pick<
     Installation,
     'scopes' | 'accessTokenExpiresAt' | 'installedAt' | 'updatedAt' | 'version' | 'needsReauth'
@@ -71,18 +71,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
       cipher.decrypt(row.accessTokenEnc, row.storeId),
       row.refreshTokenEnc === null ? null : cipher.decrypt(row.refreshTokenEnc, row.storeId),
     ]);
-    return {
-      storeId: row.storeId,
-      scopes: [...row.scopes],
-      accessToken,
-      refreshToken,
-      accessTokenExpiresAt: row.accessTokenExpiresAt,
-      installedAt: row.installedAt,
-      updatedAt: row.updatedAt,
-      version: row.version,
-      needsReauth: row.needsReauth,
-      platformInstalledAt: row.platformInstalledAt ?? null,
-    };
+    return installationOf(row.storeId, { accessToken, refreshToken }, row);
   }
 
   async function seal(storeId: string, tokens: TokenSet): Promise<SealedTokens> {
@@ -163,7 +152,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
           const row = await completing.add({ storeId, owner, tokens: sealed });
           // The grouped write returns only what it set besides the tokens.
           return row
-            ? refreshed(storeId, tokens, {
+            ? installationOf(storeId, tokens, {
                 ...row,
                 scopes: tokens.scopes,
                 accessTokenExpiresAt: tokens.accessTokenExpiresAt,
@@ -172,7 +161,7 @@ export function sealStorage(adapter: StorageAdapter, options: SealOptions): Stor
             : null;
         }
         const row = await atDbNow((now) => refreshLease.complete(storeId, owner, sealed, now));
-        return row ? refreshed(storeId, tokens, row) : null;
+        return row ? installationOf(storeId, tokens, row) : null;
       },
       ...(claimDue
         ? {
