@@ -111,20 +111,23 @@ async function startPlatformSide(setup) {
   };
 }
 
+const APP_URL = 'http://127.0.0.1:3000';
+/** The platform's side of the kit side: the app registered, STORES stores installed. */
+const PLATFORM_SETUP = {
+  app: {
+    name: 'bench-peers',
+    redirectUri: `${APP_URL}/auth/callback`,
+    webhookUrl: `${APP_URL}/webhooks`,
+    scopes: ['read_products'],
+    rateLimit: { perMinute: null, concurrent: 500 },
+  },
+  stores: STORES,
+  redirectUri: `${APP_URL}/auth/callback`,
+};
+
 async function startKit() {
-  const appUrl = 'http://127.0.0.1:3000';
-  const redirectUri = `${appUrl}/auth/callback`;
-  const platform = await startPlatformSide({
-    app: {
-      name: 'bench-peers',
-      redirectUri,
-      webhookUrl: `${appUrl}/webhooks`,
-      scopes: ['read_products'],
-      rateLimit: { perMinute: null, concurrent: 500 },
-    },
-    stores: STORES,
-    redirectUri,
-  });
+  const appUrl = APP_URL;
+  const platform = await startPlatformSide(PLATFORM_SETUP);
   const kit = await storeApp({
     appUrl,
     oauth: {
@@ -380,17 +383,7 @@ async function startHonoBare() {
   if (VARIANT === 'hono-bare-with-platform') {
     // The local platform and the kit side's 1,000 stores in this process, no kit: what the
     // platform in the kit's process used to cost (BENCH_PLATFORM_IN_PROCESS).
-    globalThis.benchPlatform = await startBenchPlatform({
-      app: {
-        name: 'bench-peers-bare',
-        redirectUri: 'http://127.0.0.1:3000/auth/callback',
-        webhookUrl: 'http://127.0.0.1:3000/webhooks',
-        scopes: ['read_products'],
-        rateLimit: { perMinute: null, concurrent: 500 },
-      },
-      stores: STORES,
-      redirectUri: 'http://127.0.0.1:3000/auth/callback',
-    });
+    globalThis.benchPlatform = await startBenchPlatform(PLATFORM_SETUP);
   }
   if (VARIANT === 'hono-bare-node-headers') {
     // The same three headers set on the Node response before the route (Node merges them
