@@ -21,7 +21,9 @@ import {
   SESSION_TOKEN_EXPIRED,
   SESSION_TOKEN_INVALID,
   SessionTokenError,
+  tokenRefusal,
 } from './errors.js';
+import { createHs256Keys } from './hs256.js';
 
 export type { SessionTokenErrorCode } from './errors.js';
 export {
@@ -31,6 +33,10 @@ export {
   SESSION_TOKEN_INVALID,
   SessionTokenError,
 };
+
+/** The refusal of a session token that failed verification (signature, audience, issuer, claims). */
+const INVALID_SESSION_TOKEN =
+  'The app session token is invalid (bad signature, audience, issuer or claims).';
 
 /** Longer strings are not tokens we minted; refuse before any parsing. */
 const MAX_TOKEN_LENGTH = 4096;
@@ -125,8 +131,8 @@ export function createSessionTokens(config: {
   rememberedTokens?: number;
 }): SessionTokenIssuer {
   const keys = config.secrets.map((secret) => deriveSubkey(secret, 'app-session-token/v1'));
-  const signingKey = keys[0];
-  if (!signingKey) throw new ConfigError('session.secret', 'needs at least one secret.');
+  if (keys.length === 0) throw new ConfigError('session.secret', 'needs at least one secret.');
+  const hs256 = createHs256Keys(keys);
   /**
    * token → (store, expiry ms). Only tokens that passed full verification enter;
    * an entry is used only before its `exp`. Saves the HMAC check (async WebCrypto
@@ -154,80 +160,75 @@ export function createSessionTokens(config: {
 
   async function verifySession(token: string): Promise<VerifiedSession> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
-      throw new SessionTokenError(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
+      throw tokenRefusal(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
     }
     const hit = verifiedSession(token);
     if (hit) return hit;
-    let last: unknown;
-    for (const key of keys) {
-      try {
-        const { payload } = await jwtVerify(token, key, {
-          algorithms: ['HS256'],
-          issuer: config.issuer,
-          audience: config.clientId,
-          clockTolerance: config.clockToleranceSeconds,
-          requiredClaims: ['sub', 'exp', 'iat', AUTH_TIME_CLAIM, INSTALLATION_CLAIM],
-          // A token cannot claim to live longer than we mint them.
-          maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
-        });
-        if (!isStoreId(payload.sub)) {
-          throw new SessionTokenError(
-            SESSION_TOKEN_INVALID,
-            'The app session token names no store.',
-          );
-        }
-        const authTime = payload[AUTH_TIME_CLAIM];
-        const iat = payload.iat ?? 0;
-        if (
-          typeof authTime !== 'number' ||
-          !Number.isInteger(authTime) ||
-          authTime > iat + config.clockToleranceSeconds
-        ) {
-          throw new SessionTokenError(
-            SESSION_TOKEN_INVALID,
-            'The app session token has no valid session start.',
-          );
-        }
-        const installedAt = payload[INSTALLATION_CLAIM];
-        if (typeof installedAt !== 'number' || !Number.isSafeInteger(installedAt)) {
-          throw new SessionTokenError(
-            SESSION_TOKEN_INVALID,
-            'The app session token names no installation.',
-          );
-        }
-        const now = Math.floor(Date.now() / 1000);
-        // auth_time and now are both our clock: no tolerance at the session's end.
-        if (now >= sessionEnd(authTime)) {
-          throw new SessionTokenError(
-            SESSION_LIFETIME_EXCEEDED,
-            'The app session reached its maximum age; open the app from the store admin again.',
-          );
-        }
-        // Never trusted longer than jose would accept it: exp, iat + the lifetime we mint,
-        // and the end of the session it belongs to.
-        const until =
-          Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
-        const session = Object.freeze({ storeId: payload.sub, authTime, installedAt });
-        verified.set(rememberedKey(token), { token, session, until });
-        return session;
-      } catch (err) {
-        if (err instanceof joseErrors.JWTExpired) {
-          throw new SessionTokenError(
-            SESSION_TOKEN_EXPIRED,
-            'The app session token expired; fetch a new one and retry.',
-          );
-        }
-        if (err instanceof SessionTokenError) throw err;
-        // Only a bad signature may be fixed by an older key; claims failures are final.
-        last = err;
-        if (!(err instanceof joseErrors.JWSSignatureVerificationFailed)) break;
-      }
+    // A token none of our keys signed is refused here, without jose's WebCrypto path.
+    const signer = hs256.signer(token);
+    if (signer < 0) {
+      throw tokenRefusal(SESSION_TOKEN_INVALID, INVALID_SESSION_TOKEN, {
+        name: 'JWSSignatureVerificationFailed',
+      });
     }
-    throw new SessionTokenError(
-      SESSION_TOKEN_INVALID,
-      'The app session token is invalid (bad signature, audience, issuer or claims).',
-      last instanceof Error ? { name: last.name } : undefined,
-    );
+    try {
+      const { payload } = await jwtVerify(token, await hs256.key(signer), {
+        algorithms: ['HS256'],
+        issuer: config.issuer,
+        audience: config.clientId,
+        clockTolerance: config.clockToleranceSeconds,
+        requiredClaims: ['sub', 'exp', 'iat', AUTH_TIME_CLAIM, INSTALLATION_CLAIM],
+        // A token cannot claim to live longer than we mint them.
+        maxTokenAge: config.ttlSeconds + config.clockToleranceSeconds,
+      });
+      if (!isStoreId(payload.sub)) {
+        throw tokenRefusal(SESSION_TOKEN_INVALID, 'The app session token names no store.');
+      }
+      const authTime = payload[AUTH_TIME_CLAIM];
+      const iat = payload.iat ?? 0;
+      if (
+        typeof authTime !== 'number' ||
+        !Number.isInteger(authTime) ||
+        authTime > iat + config.clockToleranceSeconds
+      ) {
+        throw tokenRefusal(
+          SESSION_TOKEN_INVALID,
+          'The app session token has no valid session start.',
+        );
+      }
+      const installedAt = payload[INSTALLATION_CLAIM];
+      if (typeof installedAt !== 'number' || !Number.isSafeInteger(installedAt)) {
+        throw tokenRefusal(SESSION_TOKEN_INVALID, 'The app session token names no installation.');
+      }
+      const now = Math.floor(Date.now() / 1000);
+      // auth_time and now are both our clock: no tolerance at the session's end.
+      if (now >= sessionEnd(authTime)) {
+        throw tokenRefusal(
+          SESSION_LIFETIME_EXCEEDED,
+          'The app session reached its maximum age; open the app from the store admin again.',
+        );
+      }
+      // Never trusted longer than jose would accept it: exp, iat + the lifetime we mint,
+      // and the end of the session it belongs to.
+      const until =
+        Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
+      const session = Object.freeze({ storeId: payload.sub, authTime, installedAt });
+      verified.set(rememberedKey(token), { token, session, until });
+      return session;
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) {
+        throw tokenRefusal(
+          SESSION_TOKEN_EXPIRED,
+          'The app session token expired; fetch a new one and retry.',
+        );
+      }
+      if (err instanceof SessionTokenError) throw err;
+      throw tokenRefusal(
+        SESSION_TOKEN_INVALID,
+        INVALID_SESSION_TOKEN,
+        err instanceof Error ? { name: err.name } : undefined,
+      );
+    }
   }
 
   return {
@@ -268,7 +269,7 @@ export function createSessionTokens(config: {
         .setIssuedAt(iat)
         .setExpirationTime(exp)
         .setJti(randomUUID())
-        .sign(signingKey);
+        .sign(await hs256.key(0));
       return { token, expiresAt: new Date(exp * 1000) };
     },
     async verify(token) {
@@ -285,7 +286,7 @@ export interface LaunchVerifier {
 }
 
 function replayed(): SessionTokenError {
-  return new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
+  return tokenRefusal(LAUNCH_TOKEN_INVALID, 'The launch token was already used.');
 }
 
 /** Oldest launch token accepted, whatever its `exp` says (the platform issues 60 s ones). */
@@ -316,17 +317,23 @@ export function createLaunchVerifier(config: {
    */
   claim?: (jti: string, expiresAt: Date) => Promise<boolean>;
 }): LaunchVerifier {
-  const key = utf8(config.clientSecret);
+  const hs256 = createHs256Keys([utf8(config.clientSecret)]);
   /** jti → expiry (ms): a launch URL replayed from history or a log starts no second session. */
   const used = new Map<string, number>();
   return {
     async verify(token) {
       if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
-        throw new SessionTokenError(LAUNCH_TOKEN_INVALID, 'The launch token is malformed.');
+        throw tokenRefusal(LAUNCH_TOKEN_INVALID, 'The launch token is malformed.');
+      }
+      // One the client secret did not sign is refused without jose's WebCrypto path.
+      if (hs256.signer(token) < 0) {
+        throw tokenRefusal(LAUNCH_TOKEN_INVALID, 'The launch token is invalid.', {
+          name: 'JWSSignatureVerificationFailed',
+        });
       }
       let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
       try {
-        ({ payload } = await jwtVerify(token, key, {
+        ({ payload } = await jwtVerify(token, await hs256.key(0), {
           algorithms: ['HS256'],
           issuer: config.issuer,
           audience: config.clientId,
@@ -336,7 +343,7 @@ export function createLaunchVerifier(config: {
           maxTokenAge: LAUNCH_MAX_AGE_SECONDS + config.clockToleranceSeconds,
         }));
       } catch (err) {
-        throw new SessionTokenError(
+        throw tokenRefusal(
           LAUNCH_TOKEN_INVALID,
           err instanceof joseErrors.JWTExpired
             ? 'The launch token expired; open the app from the admin again.'
@@ -345,10 +352,7 @@ export function createLaunchVerifier(config: {
         );
       }
       if (!isStoreId(payload.sub) || typeof payload.jti !== 'string') {
-        throw new SessionTokenError(
-          LAUNCH_TOKEN_INVALID,
-          'The launch token names no store or has no id.',
-        );
+        throw tokenRefusal(LAUNCH_TOKEN_INVALID, 'The launch token names no store or has no id.');
       }
       const now = Date.now();
       // Ids arrive about in expiry order: drop expired ones from the front, stop
