@@ -26,7 +26,8 @@
 //                 `request-logger` or `launch-watch` (those kit middlewares alone);
 //                 on the kit, `bare-in-kit-process` (bare's route in the kit's process);
 //                 on the kit and hono sides, `platform-in-process` (the whole route, the local
-//                 platform in this process as before 2026-11-29).
+//                 platform in this process as before 2026-11-29) or `one-store` (every
+//                 request for the same store: kitTokens holds its token only).
 //   kit      the kit mounted as the README shows: app.use(kit.middleware()),
 //            GET /api/data behind kit.authenticated(), the webhook receiver
 //            at /webhooks with a handler for orders.create
@@ -396,6 +397,17 @@ async function startHonoBare() {
       return next();
     });
   }
+  if (VARIANT.startsWith('hono-bare-spin-')) {
+    // A middleware that only burns N µs of CPU (`hono-bare-spin-N`), allocating nothing
+    // (performance.now() returns a double): what a few µs of work costs the route over
+    // sockets on this machine, whoever spends them.
+    const spinMs = Number(VARIANT.slice('hono-bare-spin-'.length)) / 1000;
+    app.use('*', (_c, next) => {
+      const end = performance.now() + spinMs;
+      while (performance.now() < end);
+      return next();
+    });
+  }
   if (VARIANT === 'hono-bare-two-middlewares') {
     // The shape of the documented mount without its work: a pass-through middleware on
     // every path and one on the route (Hono composes three handlers instead of calling one).
@@ -615,7 +627,8 @@ process.send({
   honoMount: honoSide?.mount,
   urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
   kitToken: kitSide?.kitTokens[0],
-  kitTokens: kitSide?.kitTokens,
+  // `one-store`: every request for the first store (what serving 1,000 stores' state costs).
+  kitTokens: VARIANT === 'one-store' ? kitSide?.kitTokens.slice(0, 1) : kitSide?.kitTokens,
   shopifyToken: shopifySide?.shopifyTokens[0],
   shopifyTokens: shopifySide?.shopifyTokens,
 });
