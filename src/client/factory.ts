@@ -39,11 +39,15 @@ export function createClientFactory(deps: {
   return {
     limiter,
     forStore(storeId) {
-      if (!isStoreId(storeId)) {
-        throw new StoreAppError('INVALID_STORE_ID', `storeId is not a store id: ${STORE_ID_RULE}.`);
-      }
+      // Only a valid id is ever cached: a hit needs no check.
       let client = clients.get(storeId);
       if (!client) {
+        if (!isStoreId(storeId)) {
+          throw new StoreAppError(
+            'INVALID_STORE_ID',
+            `storeId is not a store id: ${STORE_ID_RULE}.`,
+          );
+        }
         client = createStoreClient(
           createTransport({
             storeId,
