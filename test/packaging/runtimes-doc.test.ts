@@ -1,7 +1,7 @@
 /**
  * Issue 32 item 10: after the install the admin opens the app's URL (`/`) in
  * its iframe, so every server example of docs/runtimes.md serves `/` (behind
- * the kit), or the merchant meets a 404 there. The examples type-check as a
+ * the kit), or the merchant meets a 404 there — the Workers ones (`createWorker`) too. The examples type-check as a
  * consumer (`npm run check:package`); the Next.js files run in
  * test/shells/next-route.test.ts.
  */
@@ -14,9 +14,9 @@ const examples = extractExamples(root).filter((e) => e.from.startsWith('docs/run
 
 it('every server example of docs/runtimes.md serves the page the admin opens, `/`', () => {
   const servers = examples.filter((e) =>
-    /\b(serve\(|Bun\.serve\(|Deno\.serve\(|express\(\))/.test(e.code),
+    /\b(serve\(|Bun\.serve\(|Deno\.serve\(|express\(\)|createWorker(<\w+>)?\()/.test(e.code),
   );
-  expect(servers.map((e) => e.from).length).toBeGreaterThanOrEqual(4);
+  expect(servers.map((e) => e.from).length).toBeGreaterThanOrEqual(6);
   for (const e of servers) {
     expect(e.code, e.from).toMatch(/app\.get\('\/',|pathname === '\/'/);
   }
