@@ -4,8 +4,8 @@
 // conditions, no nodejs_compat) and serve `GET /api/products`, which calls the local
 // platform's product list (one upstream request, over a real socket):
 // - kit: `createWorker` + `d1Adapter` (D1 on disk, migrated and the store installed once
-//   before the rounds), the route behind `kit.authenticate` (app session token), the answer
-//   through `kit.secureResponse` (the workers template's shape until it moved to store-app-kit/hono);
+//   before the rounds), the route behind `hono.authenticated()` (app session token) after
+//   `hono.middleware()` (store-app-kit/hono, as the workers template mounts it);
 // - bare: Hono with the platform access token as a binding, the same upstream call (and
 //   the same D1 binding, unused).
 // Each round starts a fresh Miniflare (a new workerd process) per case and measures
@@ -30,21 +30,18 @@ const WARM = Number(process.env.BENCH_WARM ?? 50);
 
 const KIT_WORKER = `
   import { Hono } from 'hono';
+  import { storeAppHono } from './dist/hono.js';
   import { createWorker } from './dist/workers/index.js';
   import { d1Adapter } from './dist/storage/d1/index.js';
 
   const apps = new WeakMap();
   function appFor(kit) {
+    // As the workers template mounts the kit (store-app-kit/hono).
+    const hono = storeAppHono(kit);
     const app = new Hono();
-    app.use('*', async (c, next) => {
-      await next();
-      const secured = kit.secureResponse(c.req.raw, c.res);
-      if (secured !== c.res) c.res = secured;
-    });
-    app.get('/api/products', async (c) => {
-      const store = await kit.authenticate(c.req.raw);
-      if (store instanceof Response) return store;
-      const page = await store.client.products.list({ limit: 1 });
+    app.use('*', hono.middleware());
+    app.get('/api/products', hono.authenticated(), async (c) => {
+      const page = await c.get('store').client.products.list({ limit: 1 });
       return c.json({ count: page.data.length });
     });
     return app;
