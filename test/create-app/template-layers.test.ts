@@ -135,6 +135,15 @@ describe('the shared layer', () => {
     );
     expect(same, `move these to templates/${SHARED_LAYER}`).toEqual([]);
   });
+
+  it("keeps the React template's styles the shared page's, but for their first comment", () => {
+    // Vite imports them from web/ (web/main.tsx), where the page templates serve
+    // public/home.css: one file in two places, so this holds them together instead.
+    const body = (file: string) => readFileSync(file, 'utf8').split('\n').slice(1).join('\n');
+    expect(body(join(templatesDir, 'react', 'web', 'styles.css'))).toBe(
+      body(join(templatesDir, '_page', 'public', 'home.css')),
+    );
+  });
 });
 
 describe('the Workers template', () => {
