@@ -10,7 +10,8 @@
  *
  * Hono is an optional peer dependency: only this entry names it (its types).
  */
-import { internalsOf } from './compose/internals.js';
+import { internalsOf, isKit } from './compose/internals.js';
+import { ConfigError } from './errors/index.js';
 import {
   createHonoMount,
   type StoreAppHono,
@@ -21,5 +22,12 @@ export type { StoreAppHono, StoreAppHonoEnv, StoreAppHonoOptions } from './shell
 
 /** The Hono mount of a kit built by `storeApp()` (the same kit's routes, sessions and header set). */
 export function storeAppHono(kit: object, options?: StoreAppHonoOptions): StoreAppHono {
+  if (!isKit(kit)) {
+    // A copy ({ ...kit }) or a wrapper has the kit's methods but not what the mount is built on.
+    throw new ConfigError(
+      'storeAppHono(kit)',
+      'is not given a kit built by storeApp(); pass the object storeApp() returned (from store-app-kit or store-app-kit/workers), not a copy or a wrapper of it.',
+    );
+  }
   return createHonoMount(internalsOf(kit).fetchShell(), options);
 }

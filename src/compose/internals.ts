@@ -22,6 +22,11 @@ export function registerInternals(kit: object, value: KitInternals): void {
   internals.set(kit, value);
 }
 
+/** Whether `kit` is a kit built by `storeApp()` (the object itself, not a copy). */
+export function isKit(kit: unknown): boolean {
+  return typeof kit === 'object' && kit !== null && internals.has(kit);
+}
+
 /** The internals of a kit built by `storeApp()`. */
 export function internalsOf(kit: object): KitInternals {
   const found = internals.get(kit);

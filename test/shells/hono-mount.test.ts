@@ -21,7 +21,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internalsOf } from '../../src/compose/internals.js';
 import { type StoreAppHonoEnv, storeAppHono } from '../../src/hono.js';
-import { type StoreAppKit, storeApp } from '../../src/index.js';
+import { ConfigError, type StoreAppKit, storeApp } from '../../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-hono-mount-'));
 const APP = 'http://127.0.0.1:3999';
@@ -149,6 +149,21 @@ describe('store-app-kit/hono', () => {
   });
 
   const bearer = () => ({ authorization: `Bearer ${token}`, accept: 'application/json' });
+
+  it('a copy of the kit, or anything else, fails at once naming the fix', () => {
+    for (const notAKit of [{ ...kit }, Object.create(kit), null, 'kit']) {
+      let thrown: unknown;
+      try {
+        storeAppHono(notAKit as object);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect(thrown).toMatchObject({ code: 'CONFIG_INVALID', setting: 'storeAppHono(kit)' });
+      expect((thrown as Error).message).toMatch(/pass the object storeApp\(\) returned/);
+    }
+    expect(() => storeAppHono(kit)).not.toThrow();
+  });
 
   it('a bearer call gets the store (first sight and from memory) and the bearer header set', async () => {
     for (let i = 0; i < 2; i++) {
