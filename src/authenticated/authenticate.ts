@@ -11,6 +11,7 @@ import type { StoreApiClient } from '../client/index.js';
 import { bearerToken, isBearerScheme } from '../core/bearer.js';
 import { withChallenge } from '../core/challenge.js';
 import type { CoreRequest, CoreResponse } from '../core/http.js';
+import { budgetedWarnings } from '../core/log-budget.js';
 import { isStoreId } from '../core/store-id.js';
 import { StorageError, StoreAppError } from '../errors/index.js';
 import type { TokenManager } from '../refresh/manager.js';
@@ -173,7 +174,12 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
 }
 
 /** Builds `authenticate(req)` over the kit's tokens, installations and session store. */
-export function createAuthenticate(deps: AuthenticateDeps) {
+export function createAuthenticate(options: AuthenticateDeps) {
+  // Every warning here is one a client can cause at will: budgeted, so a flood of junk
+  // launches or cross-site writes is not a flood of log lines.
+  const deps: AuthenticateDeps = options.logger
+    ? { ...options, logger: budgetedWarnings(options.logger) }
+    : options;
   const maxSessionAgeMs = (deps.maxSessionAgeSeconds ?? 86_400) * 1000;
   const appOrigin = new URL(deps.beginUrl).origin;
   const contextFor = (ancestors: string | undefined): AnswerContext => ({
