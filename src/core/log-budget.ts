@@ -22,6 +22,9 @@ export interface LogBudgetOptions {
   now?: () => number;
 }
 
+/** Messages tracked at most (the oldest forgotten first). */
+const MAX_MESSAGES = 64;
+
 interface Spent {
   windowStart: number;
   written: number;
@@ -42,6 +45,9 @@ export function budgetedWarnings(logger: WarnLogger, options: LogBudgetOptions =
       const t = now();
       let s = spent.get(msg);
       if (s === undefined) {
+        // The kit's messages are a handful of constants; the bound only guards a caller
+        // that would log ever-new message texts.
+        if (spent.size >= MAX_MESSAGES) spent.delete(spent.keys().next().value as string);
         s = { windowStart: t, written: 0, suppressed: 0 };
         spent.set(msg, s);
       } else if (t - s.windowStart >= windowMs || t < s.windowStart) {
