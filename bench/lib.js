@@ -71,6 +71,23 @@ export async function load(
   };
 }
 
+/**
+ * CPU time (µs, user + system) a forked `bench/peers/server.js` has used so far: it answers
+ * the 'cpu' message with its own `process.cpuUsage()`.
+ */
+export function childCpu(child) {
+  return new Promise((resolve) => {
+    const on = (m) => {
+      if (m?.cpu !== undefined) {
+        child.off('message', on);
+        resolve(m.cpu);
+      }
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+}
+
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

@@ -7,7 +7,7 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { median } from '../lib.js';
+import { childCpu as cpu, median } from '../lib.js';
 import { requestBytes, socketLoad } from './socket-load.js';
 
 const [roundsArg = '8', connectionsArg = '16'] = process.argv.slice(2);
@@ -42,17 +42,6 @@ for (const [name, dist] of Object.entries(builds)) {
   );
   sides[name] = { child, url, requests, rounds: [] };
 }
-const cpu = (child) =>
-  new Promise((resolve) => {
-    const on = (m) => {
-      if (m?.cpu !== undefined) {
-        child.off('message', on);
-        resolve(m.cpu);
-      }
-    };
-    child.on('message', on);
-    child.send('cpu');
-  });
 const names = Object.keys(sides);
 for (let i = 0; i <= Number(roundsArg); i++) {
   for (let j = 0; j < names.length; j++) {

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from '../lib.js';
+import { childCpu as cpu, median } from '../lib.js';
 import { requestBytes, socketLoad } from './socket-load.js';
 
 const [roundsArg = '8', connectionsArg = '16,50', only] = process.argv.slice(2);
@@ -116,17 +116,6 @@ for (const [name, [side, variant, root, dist]] of Object.entries(variants)) {
 }
 // Bare Express reads no token: it gets the first kit's.
 const anyTokens = Object.values(sides).find((s) => s.tokens).tokens;
-const cpu = (child) =>
-  new Promise((resolve) => {
-    const on = (m) => {
-      if (m?.cpu !== undefined) {
-        child.off('message', on);
-        resolve(m.cpu);
-      }
-    };
-    child.on('message', on);
-    child.send('cpu');
-  });
 const names = Object.keys(sides);
 console.log(
   `load average ${loadavg()
