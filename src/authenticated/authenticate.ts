@@ -8,7 +8,7 @@
  * `kit.authenticate(request)`.
  */
 import type { StoreApiClient } from '../client/index.js';
-import { bearerToken, isBearerScheme } from '../core/bearer.js';
+import { bearerToken, isBearerScheme, sentBearer } from '../core/bearer.js';
 import { withChallenge } from '../core/challenge.js';
 import type { CoreRequest, CoreResponse } from '../core/http.js';
 import { budgetedWarnings } from '../core/log-budget.js';
@@ -158,11 +158,12 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
     if (authorization === undefined || remembered === undefined || cached === undefined) {
       return undefined;
     }
-    // Only the spelling the kit's clients send, read as it stands: a hit needs a token equal
-    // to one verified before, which has no whitespace, so `bearerToken`'s scan of the token
-    // for whitespace would add nothing here. Any other spelling takes the full path.
-    if (!authorization.startsWith('Bearer ')) return undefined;
-    const session = remembered(authorization.slice(7));
+    // A hit needs a token equal to one verified before, which has no whitespace, so
+    // `bearerToken`'s scan of the token for whitespace would add nothing here. Any other
+    // spelling takes the full path.
+    const token = sentBearer(authorization);
+    if (token === undefined) return undefined;
+    const session = remembered(token);
     if (session === undefined) return undefined;
     const installation = cached(session.storeId);
     if (installation === undefined || !isMintedFor(session.installedAt, installation)) {

@@ -23,15 +23,22 @@ export function isBearerScheme(authorization: string | undefined): boolean {
 }
 
 /**
+ * What follows `Bearer ` in the spelling every client of the kit sends, as it stands
+ * (not checked against the rule), or undefined for any other spelling. Enough for a
+ * look-up among tokens verified before: only an exact, verified token matches.
+ */
+export function sentBearer(authorization: string): string | undefined {
+  return authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+}
+
+/**
  * The token of an `Authorization: Bearer <token>` header, or undefined. The
  * spelling every client of the kit sends is read without a regex match object;
  * any other spelling takes the rule itself.
  */
 export function bearerToken(authorization: string): string | undefined {
-  if (authorization.startsWith('Bearer ')) {
-    const token = authorization.slice(7);
-    // One token, no whitespace around or inside: else the rule decides (and refuses).
-    if (token.length > 0 && !/\s/.test(token)) return token;
-  }
+  const token = sentBearer(authorization);
+  // One token, no whitespace around or inside: else the rule decides (and refuses).
+  if (token !== undefined && token.length > 0 && !/\s/.test(token)) return token;
   return BEARER_TOKEN.exec(authorization)?.[1];
 }
