@@ -8,6 +8,13 @@
  * app.get('/api/products', hono.authenticated(), (c) => c.json({ store: c.get('store').storeId }));
  * ```
  *
+ * Or without a middleware, for routes Hono answers synchronously:
+ *
+ * ```ts
+ * app.get('/api/products', hono.authenticated((c) => c.json({ store: c.get('store').storeId })));
+ * serve({ fetch: hono.fetch(app) });
+ * ```
+ *
  * Hono is an optional peer dependency: only this entry names it (its types).
  */
 import { internalsOf, isKit } from './compose/internals.js';
@@ -18,7 +25,12 @@ import {
   type StoreAppHonoOptions,
 } from './shells/hono/index.js';
 
-export type { StoreAppHono, StoreAppHonoEnv, StoreAppHonoOptions } from './shells/hono/index.js';
+export type {
+  FetchHandler,
+  StoreAppHono,
+  StoreAppHonoEnv,
+  StoreAppHonoOptions,
+} from './shells/hono/index.js';
 
 /** The Hono mount of a kit built by `storeApp()` (the same kit's routes, sessions and header set). */
 export function storeAppHono(kit: object, options?: StoreAppHonoOptions): StoreAppHono {

@@ -447,6 +447,12 @@ if (selected('route')) {
 if (selected('hono-route')) {
   const hono = await startSide('hono');
   const bare = await startSide('honoBare');
+  // The mount without a middleware (hono.fetch(app), hono.authenticated(handler)), where
+  // this build has it.
+  const wrapped =
+    hono.info.honoMount === 'hono'
+      ? await startSide('hono', { BENCH_VARIANT: 'hono-wrapped' })
+      : undefined;
   // Before: the baseline build mounted as its docs show: through store-app-kit/hono when it
   // has one, else one middleware over kit.fetch and kit.secureResponse (BENCH_HONO_BEFORE
   // names another server.js variant, e.g. hono-main-mount for builds before issue 31).
@@ -469,6 +475,17 @@ if (selected('hono-route')) {
         hono: warmable(
           measureHttp(hono, connections, roundRobin(`${hono.url}/api/data`, hono.info.kitTokens)),
         ),
+        ...(wrapped
+          ? {
+              wrapped: warmable(
+                measureHttp(
+                  wrapped,
+                  connections,
+                  roundRobin(`${wrapped.url}/api/data`, wrapped.info.kitTokens),
+                ),
+              ),
+            }
+          : {}),
         // The same tokens: bare Hono reads none of them (the same handler, no kit).
         bare: warmable(
           measureHttp(bare, connections, roundRobin(`${bare.url}/api/data`, hono.info.kitTokens)),
@@ -492,6 +509,16 @@ if (selected('hono-route')) {
           'bare',
           '>=0.85',
         ],
+        ...(wrapped
+          ? [
+              [
+                `  the same route around the app (hono.fetch(app), hono.authenticated(handler): no middleware), ${connections} conn (req/s) vs bare Hono`,
+                'wrapped',
+                'bare',
+                '>=0.85',
+              ],
+            ]
+          : []),
         ...(before
           ? [
               [
@@ -505,7 +532,7 @@ if (selected('hono-route')) {
       ],
     );
   }
-  for (const s of [hono, bare, before]) s?.ask('close');
+  for (const s of [hono, wrapped, bare, before]) s?.ask('close');
 }
 if (children.length) {
   await Promise.all(

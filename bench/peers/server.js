@@ -278,7 +278,7 @@ const HONO_BARE_ID = '00000000-0000-4000-8000-000000000000';
 /** A Node server for a Hono app, as @hono/node-server serves it; `.listen` like Express's. */
 async function honoListenable(app) {
   const { createAdaptorServer } = await import('@hono/node-server');
-  const server = createAdaptorServer({ fetch: app.fetch });
+  const server = createAdaptorServer({ fetch: typeof app === 'function' ? app : app.fetch });
   return { listen: (port, host, cb) => server.listen(port, host, () => cb()) && server };
 }
 
@@ -288,6 +288,8 @@ async function honoListenable(app) {
  * header set in place (kit.secureResponse). GET /api/data behind kit.authenticate.
  * A build with `store-app-kit/hono` is mounted through it (`hono.middleware()`,
  * `hono.authenticated()`), as docs/runtimes.md shows; BENCH_VARIANT on this side:
+ *   hono-wrapped            store-app-kit/hono without a middleware: hono.fetch(app) around the
+ *                           app, hono.authenticated(handler) around the route's one handler
  *   hono-middleware-only    store-app-kit/hono's middleware() alone (the route without authenticated())
  *   hono-route-passthrough  that, with a pass-through middleware where hono.authenticated() goes
  *   hono-bare-in-kit-process  bare Hono's route (nothing of the kit on it) in this process, which
@@ -315,6 +317,14 @@ async function startHonoKit(kit) {
       return { app: await honoListenable(app), secure: false, mount: 'hono' };
     }
     const hono = honoEntry.storeAppHono(kit);
+    if (VARIANT === 'hono-wrapped') {
+      // No middleware: the mount around the app (hono.fetch) and around the handler.
+      app.get(
+        '/api/data',
+        hono.authenticated((c) => c.json({ storeId: c.get('store').storeId, ok: true })),
+      );
+      return { app: await honoListenable(hono.fetch(app)), secure: true, mount: 'hono-wrapped' };
+    }
     app.use('*', hono.middleware());
     if (VARIANT === 'hono-middleware-only') {
       app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));

@@ -54,6 +54,7 @@ const honoVariants = {
     'hono',
     'platform-in-process',
   ],
+  'kit around the app (hono.fetch(app) and hono.authenticated(handler))': ['hono', 'hono-wrapped'],
   kit: ['hono', ''],
 };
 const variants = hono

@@ -1,6 +1,7 @@
 /**
  * store-app-kit/hono (`storeAppHono(kit)`): the kit's routes and its header set on
- * Hono through `middleware()`, the store through `authenticated()`. On
+ * Hono through `middleware()` (or around the app: `fetch(app)`), the store through
+ * `authenticated()` (or around one handler: `authenticated(handler)`). On
  * @hono/node-server (real sockets) the set goes in as Node writes the head; every
  * answer must carry exactly what the Fetch mount (`kit.fetch` + `kit.authenticate` +
  * `kit.secureResponse`) gives the same request, and the route's own headers win as
@@ -17,21 +18,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Handler, Hono, type MiddlewareHandler } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internalsOf } from '../../src/compose/internals.js';
-import { type StoreAppHonoEnv, storeAppHono } from '../../src/hono.js';
+import { type FetchHandler, type StoreAppHonoEnv, storeAppHono } from '../../src/hono.js';
 import { ConfigError, type StoreAppKit, storeApp } from '../../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sak-hono-mount-'));
 const APP = 'http://127.0.0.1:3999';
 
-/** The routes both apps serve: the route's own headers in some of them. */
-function routes(
-  app: Hono<StoreAppHonoEnv & { Bindings: HttpBindings }>,
-  guard: 'mount' | 'fetch',
-  kit: StoreAppKit,
-) {
+type Env = StoreAppHonoEnv & { Bindings: HttpBindings };
+
+/**
+ * The routes every app serves: the route's own headers in some of them. `guard`: how
+ * the API routes get their store (the mount's middleware, `kit.authenticate` by hand,
+ * or the mount around each handler).
+ */
+function routes(app: Hono<Env>, guard: 'mount' | 'fetch' | 'handler', kit: StoreAppKit) {
   const hono = storeAppHono(kit);
   const auth: MiddlewareHandler<StoreAppHonoEnv> =
     guard === 'mount'
@@ -42,14 +45,16 @@ function routes(
           c.set('store', store);
           await next();
         };
-  app.get('/api/data', auth, (c) => c.json({ storeId: c.get('store').storeId }));
-  app.get('/api/vary', auth, (c) => {
+  /** `path` behind the guard: one handler when the mount wraps it, else two. */
+  const get = (path: string, handler: Handler<Env>) =>
+    guard === 'handler' ? app.get(path, hono.authenticated(handler)) : app.get(path, auth, handler);
+  get('/api/data', (c) => c.json({ storeId: c.get('store').storeId }));
+  get('/api/vary', (c) => {
     c.header('Vary', 'Origin');
     return c.json({ ok: true });
   });
-  app.get(
+  get(
     '/api/own',
-    auth,
     () =>
       new Response('{}', {
         headers: {
@@ -71,15 +76,22 @@ function routes(
 }
 
 function mountApp(kit: StoreAppKit) {
-  const app = new Hono<StoreAppHonoEnv & { Bindings: HttpBindings }>();
+  const app = new Hono<Env>();
   app.use('*', storeAppHono(kit).middleware());
   routes(app, 'mount', kit);
   return app;
 }
 
+/** The same without a middleware: the mount around the app and around each guarded handler. */
+function wrappedApp(kit: StoreAppKit) {
+  const app = new Hono<Env>();
+  routes(app, 'handler', kit);
+  return { fetch: storeAppHono(kit).fetch(app) };
+}
+
 /** The mount docs/runtimes.md showed before store-app-kit/hono. */
 function fetchApp(kit: StoreAppKit) {
-  const app = new Hono<StoreAppHonoEnv & { Bindings: HttpBindings }>();
+  const app = new Hono<Env>();
   app.use('*', async (c, next) => {
     const answered = await kit.fetch(c.req.raw, {
       remoteAddress: c.env.incoming.socket.remoteAddress,
@@ -93,7 +105,7 @@ function fetchApp(kit: StoreAppKit) {
   return app;
 }
 
-async function listen(app: Hono<never>): Promise<{ url: string; server: Server }> {
+async function listen(app: { fetch: FetchHandler }): Promise<{ url: string; server: Server }> {
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -110,6 +122,7 @@ describe('store-app-kit/hono', () => {
   let kit: StoreAppKit;
   let mount: { url: string; server: Server };
   let fetchMount: { url: string; server: Server };
+  let wrapped: { url: string; server: Server };
   let token: string;
 
   beforeAll(async () => {
@@ -138,12 +151,14 @@ describe('store-app-kit/hono', () => {
       accessTokenExpiresAt: new Date(Date.now() + 3_600_000),
     });
     token = (await kit.sessionToken('st_hono_mount')).token;
-    mount = await listen(mountApp(kit) as unknown as Hono<never>);
-    fetchMount = await listen(fetchApp(kit) as unknown as Hono<never>);
+    mount = await listen(mountApp(kit));
+    fetchMount = await listen(fetchApp(kit));
+    wrapped = await listen(wrappedApp(kit));
   });
   afterAll(async () => {
     mount?.server.close();
     fetchMount?.server.close();
+    wrapped?.server.close();
     await kit?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -166,8 +181,8 @@ describe('store-app-kit/hono', () => {
   });
 
   it('a bearer call gets the store (first sight and from memory) and the bearer header set', async () => {
-    for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${mount.url}/api/data`, { headers: bearer() });
+    for (const url of [mount.url, mount.url, wrapped.url, wrapped.url]) {
+      const res = await fetch(`${url}/api/data`, { headers: bearer() });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ storeId: 'st_hono_mount' });
       expect(res.headers.get('strict-transport-security')).toBe(
@@ -192,28 +207,31 @@ describe('store-app-kit/hono', () => {
       ['/auth/session-token', { accept: 'application/json' }],
       ['/nowhere', {}],
     ];
+    const answer = async (res: Response) => ({
+      status: res.status,
+      headers: headersOf(res),
+      body: await res.text(),
+    });
     for (const [path, headers] of cases) {
-      const [a, b] = await Promise.all([
-        fetch(`${mount.url}${path}`, { headers }),
-        fetch(`${fetchMount.url}${path}`, { headers }),
-      ]);
-      expect({ path, status: a.status, headers: headersOf(a), body: await a.text() }).toEqual({
-        path,
-        status: b.status,
-        headers: headersOf(b),
-        body: await b.text(),
-      });
+      const [a, b, c] = await Promise.all(
+        [mount, fetchMount, wrapped].map(({ url }) => fetch(`${url}${path}`, { headers })),
+      );
+      const expected = { path, ...(await answer(b as Response)) };
+      expect({ path, ...(await answer(a as Response)) }).toEqual(expected);
+      expect({ path, ...(await answer(c as Response)) }).toEqual(expected);
     }
   });
 
   it("the route's own headers win; Authorization stays in its Vary; X-Powered-By goes", async () => {
-    const vary = await fetch(`${mount.url}/api/vary`, { headers: bearer() });
-    expect(vary.headers.get('vary')).toBe('Origin, Authorization');
-    const own = await fetch(`${mount.url}/api/own`, { headers: bearer() });
-    expect(own.headers.get('strict-transport-security')).toBe('max-age=60');
-    expect(own.headers.get('vary')).toBe('Accept-Encoding, Authorization');
-    expect(own.headers.get('x-powered-by')).toBeNull();
-    expect(own.headers.get('x-content-type-options')).toBe('nosniff');
+    for (const { url } of [mount, wrapped]) {
+      const vary = await fetch(`${url}/api/vary`, { headers: bearer() });
+      expect(vary.headers.get('vary')).toBe('Origin, Authorization');
+      const own = await fetch(`${url}/api/own`, { headers: bearer() });
+      expect(own.headers.get('strict-transport-security')).toBe('max-age=60');
+      expect(own.headers.get('vary')).toBe('Accept-Encoding, Authorization');
+      expect(own.headers.get('x-powered-by')).toBeNull();
+      expect(own.headers.get('x-content-type-options')).toBe('nosniff');
+    }
   });
 
   it('a page gets the document set: the CSP framed by the admin only, no X-Frame-Options', async () => {
@@ -259,10 +277,12 @@ describe('store-app-kit/hono', () => {
   });
 
   it('raw header lines written to the Node response keep the set under them', async () => {
-    const res = await fetch(`${mount.url}/raw`);
-    expect(await res.text()).toBe('raw');
-    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
-    expect(res.headers.get('content-security-policy')).toContain(kit.frameAncestors());
+    for (const { url } of [mount, wrapped]) {
+      const res = await fetch(`${url}/raw`);
+      expect(await res.text()).toBe('raw');
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(res.headers.get('content-security-policy')).toContain(kit.frameAncestors());
+    }
   });
 
   it('without a Node response (app.request) the set is added after the route, as kit.secureResponse does', async () => {
@@ -273,5 +293,34 @@ describe('store-app-kit/hono', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     const page = await app.request(`${APP}/page`);
     expect(page.headers.get('content-security-policy')).toContain(kit.frameAncestors());
+  });
+
+  it('around the app without a Node response (Bun, Deno, Workers) the set is added to the answer', async () => {
+    const { fetch: serve } = wrappedApp(kit);
+    const vary = await serve(new Request(`${APP}/api/vary`, { headers: bearer() }));
+    expect(vary.status).toBe(200);
+    expect(vary.headers.get('vary')).toBe('Origin, Authorization');
+    expect(vary.headers.get('x-content-type-options')).toBe('nosniff');
+    const page = await serve(new Request(`${APP}/page`));
+    expect(page.headers.get('content-security-policy')).toContain(kit.frameAncestors());
+    const health = await serve(new Request(`${APP}/healthz`));
+    expect(health.status).toBe(200);
+    // A request with no token is refused on a guarded handler, with the challenge.
+    const none = await serve(
+      new Request(`${APP}/api/data`, { headers: { accept: 'application/json' } }),
+    );
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('a remembered token on a wrapped handler is answered synchronously (no promise, no compose)', async () => {
+    const { fetch: serve } = wrappedApp(kit);
+    const request = () => new Request(`${APP}/api/data`, { headers: bearer() });
+    await serve(request()); // the token is remembered from now on
+    const answer = serve(request());
+    expect(answer).toBeInstanceOf(Response);
+    expect(await (answer as Response).json()).toEqual({ storeId: 'st_hono_mount' });
+    // The middleware form goes through Hono's compose: a promise.
+    expect(mountApp(kit).fetch(request())).toBeInstanceOf(Promise);
   });
 });

@@ -2,7 +2,10 @@
  * The kit on Hono: `middleware()` (the kit's routes, and its header set on every other
  * answer) and `authenticated()` (the store in `c.get('store')`), over the Fetch shell's
  * own pieces: the same route table, `authenticate`, in-memory fast path and header set
- * as `kit.fetch`, `kit.authenticate` and `kit.secureResponse`.
+ * as `kit.fetch`, `kit.authenticate` and `kit.secureResponse`. `fetch(app)` and
+ * `authenticated(handler)` are the same two steps without a middleware: Hono runs a
+ * route that has any middleware through its async `compose` (a promise and a microtask
+ * per answer, ~4 µs on Node), and a route with one handler synchronously.
  *
  * Why a mount of its own: on Node, `@hono/node-server` writes a Response built from a
  * plain header object straight to the socket, but any `Headers` object (reading
@@ -18,7 +21,7 @@
  *
  * Hono is an optional peer: this file imports its types only.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Handler, MiddlewareHandler } from 'hono';
 import type { AuthenticatedStore } from '../../authenticated/index.js';
 import { isBearerRequest } from '../../core/bearer.js';
 import { type HeaderSet, varyWith } from '../../core/security-headers.js';
@@ -39,14 +42,35 @@ export interface StoreAppHonoOptions {
   remoteAddress?: (request: Request, env: unknown) => string | undefined;
 }
 
+/** A Fetch handler as Hono's `app.fetch` is one: `(request, env, executionCtx)`. */
+// biome-ignore lint/suspicious/noExplicitAny: Hono's own signature (env and ctx are the runtime's).
+export type FetchHandler = (request: Request, env?: any, ctx?: any) => Response | Promise<Response>;
+
 export interface StoreAppHono {
-  /** Mount once, first: `app.use('*', hono.middleware())`. */
+  /**
+   * Mount once, first: `app.use('*', hono.middleware())`. Or, instead of it, serve
+   * `hono.fetch(app)`.
+   */
   middleware(): MiddlewareHandler;
   /**
    * The route's store in `c.get('store')`, or the kit's answer instead (a launch's
    * redirect, re-authorisation, 401, 403, 503): `kit.authenticate` as a middleware.
    */
   authenticated(): MiddlewareHandler<StoreAppHonoEnv>;
+  /**
+   * The same around one handler: `app.get(path, hono.authenticated((c) => …))`. The
+   * route keeps a single handler, which Hono calls without its async composition.
+   */
+  authenticated<E extends StoreAppHonoEnv = StoreAppHonoEnv, P extends string = string>(
+    handler: Handler<E, P>,
+  ): Handler<E, P>;
+  /**
+   * `middleware()`'s work around the app instead of in it: the kit's routes, and its
+   * header set on every other answer. Serve it in place of `app.fetch`
+   * (`serve({ fetch: hono.fetch(app) })`, `export default { fetch: hono.fetch(app) }`) and
+   * mount no `middleware()`: the app's routes stay free of middleware.
+   */
+  fetch(app: { fetch: FetchHandler } | FetchHandler): FetchHandler;
 }
 
 /** What this mount reads of `@hono/node-server`'s bindings (`HttpBindings`). */
@@ -156,20 +180,37 @@ export function createHonoMount(
   const set = shell.headerSet;
   const writers = set && { bearer: headWriter(set, true), document: headWriter(set, false) };
 
+  /** What comes of a request before the app's routes (see `enter`). */
+  const PASS = 0;
+  const SECURE_AFTER = 1;
+
+  /**
+   * The kit's answer for its own routes; otherwise the header set armed on Node's
+   * response (PASS), or SECURE_AFTER where the set must be added to the app's answer
+   * (no Node response: Bun, Deno, Workers, `app.request`).
+   */
+  function enter(
+    request: Request,
+    env: unknown,
+  ): Promise<Response> | typeof PASS | typeof SECURE_AFTER {
+    // The socket's address is read only for the kit's routes.
+    const answered = shell.route(request, () => ({ remoteAddress: addressOf(request, env) }));
+    if (answered !== null) return answered;
+    if (set === undefined || writers === undefined) return PASS;
+    const node = nodeOf(env);
+    const outgoing = node?.outgoing;
+    if (outgoing === undefined || outgoing.headersSent) return SECURE_AFTER;
+    // The set goes in as the head is written (see headWriter).
+    const bearer = isBearerRequest(authorizationOf(request, node));
+    outgoing.writeHead = bearer ? writers.bearer : writers.document;
+    return PASS;
+  }
+
   const middleware: MiddlewareHandler = (c, next) => {
     const request = c.req.raw;
-    // The socket's address is read only for the kit's routes.
-    const answered = shell.route(request, () => ({ remoteAddress: addressOf(request, c.env) }));
-    if (answered !== null) return answered;
-    if (set === undefined || writers === undefined) return next();
-    const node = nodeOf(c.env);
-    const outgoing = node?.outgoing;
-    if (outgoing !== undefined && !outgoing.headersSent) {
-      // The set goes in as the head is written (see headWriter).
-      const bearer = isBearerRequest(authorizationOf(request, node));
-      outgoing.writeHead = bearer ? writers.bearer : writers.document;
-      return next();
-    }
+    const entered = enter(request, c.env);
+    if (entered === PASS) return next();
+    if (entered !== SECURE_AFTER) return entered;
     return next().then(() => {
       const secured = shell.secureResponse(request, c.res);
       // Only a copy is assigned: Hono copies any Response assigned to c.res.
@@ -177,20 +218,48 @@ export function createHonoMount(
     });
   };
 
-  const authenticated: MiddlewareHandler<StoreAppHonoEnv> = (c, next) => {
-    const known = shell.fromMemory(authorizationOf(c.req.raw, nodeOf(c.env)));
-    if (known !== undefined) {
-      c.set('store', known);
-      return next();
-    }
-    return shell
-      .authenticate(c.req.raw, { remoteAddress: addressOf(c.req.raw, c.env) })
-      .then((store): Promise<Response | undefined> | Response => {
-        if (store instanceof Response) return store;
-        c.set('store', store);
-        return next().then(() => undefined);
-      });
+  const wrap = (app: { fetch: FetchHandler } | FetchHandler): FetchHandler => {
+    const appFetch = typeof app === 'function' ? app : app.fetch.bind(app);
+    return function fetchWithKit(request, env, ctx) {
+      const entered = enter(request, env);
+      if (entered === PASS) return appFetch(request, env, ctx);
+      if (entered !== SECURE_AFTER) return entered;
+      const answer = appFetch(request, env, ctx);
+      return answer instanceof Response
+        ? shell.secureResponse(request, answer)
+        : answer.then((response) => shell.secureResponse(request, response));
+    };
   };
 
-  return { middleware: () => middleware, authenticated: () => authenticated };
+  /** The store of `c`'s request, put in `c.get('store')`, then `then`; or the kit's answer. */
+  function guard<E extends StoreAppHonoEnv, P extends string>(
+    then: Handler<E, P> | MiddlewareHandler<E, P>,
+  ): Handler<E, P> {
+    return (c, next) => {
+      const known = shell.fromMemory(authorizationOf(c.req.raw, nodeOf(c.env)));
+      if (known !== undefined) {
+        c.set('store', known);
+        return then(c, next);
+      }
+      return shell
+        .authenticate(c.req.raw, { remoteAddress: addressOf(c.req.raw, c.env) })
+        .then((store) => {
+          if (store instanceof Response) return store;
+          c.set('store', store);
+          return then(c, next);
+        }) as ReturnType<Handler<E, P>>;
+    };
+  }
+
+  /** The middleware form: the route's next handler runs after the store is set. */
+  const authenticated = guard<StoreAppHonoEnv, string>((_c, next) =>
+    next(),
+  ) as MiddlewareHandler<StoreAppHonoEnv>;
+
+  return {
+    middleware: () => middleware,
+    authenticated: ((handler?: Handler<StoreAppHonoEnv>) =>
+      handler === undefined ? authenticated : guard(handler)) as StoreAppHono['authenticated'],
+    fetch: wrap,
+  };
 }
