@@ -385,6 +385,7 @@ async function startHonoKit(kit) {
  *   hono-bare-headers     that middleware setting, after next(), the headers the kit's set
  *                         gives a bearer request (HSTS, nosniff, Vary) on c.res.headers
  *   hono-bare-node-headers  those headers set on the Node response before next()
+ *   hono-bare-header-bytes  those headers in the handler's own plain header object (no middleware)
  *   hono-bare-two-middlewares  two synchronous pass-through middlewares, one on every path and
  *                         one on the route (the mount's shape: Hono's composition alone)
  */
@@ -434,6 +435,24 @@ async function startHonoBare() {
         h.set('vary', 'Authorization');
       }
     });
+  }
+  if (VARIANT === 'hono-bare-header-bytes') {
+    // The bytes of the bearer header set, in the handler's own plain header object (no
+    // middleware, no writeHead of the kit's; c.json() would build a Headers for more than
+    // one header): what the three header lines alone cost on the wire.
+    app.get(
+      '/api/data',
+      () =>
+        new Response(JSON.stringify({ storeId: HONO_BARE_ID, ok: true }), {
+          headers: {
+            'content-type': 'application/json',
+            'strict-transport-security': 'max-age=31536000; includeSubDomains',
+            'x-content-type-options': 'nosniff',
+            vary: 'Authorization',
+          },
+        }),
+    );
+    return honoListenable(app);
   }
   app.get('/api/data', (c) => c.json({ storeId: HONO_BARE_ID, ok: true }));
   return honoListenable(app);

@@ -28,6 +28,10 @@ const honoVariants = {
   'bare + one pass-through middleware': ['honoBare', 'hono-bare-middleware'],
   'bare + that middleware setting HSTS nosniff and Vary': ['honoBare', 'hono-bare-headers'],
   'bare + HSTS nosniff and Vary on the Node response': ['honoBare', 'hono-bare-node-headers'],
+  "bare + HSTS nosniff and Vary in the handler's own headers": [
+    'honoBare',
+    'hono-bare-header-bytes',
+  ],
   "bare + two pass-through middlewares (the mount's shape)": [
     'honoBare',
     'hono-bare-two-middlewares',
