@@ -214,6 +214,30 @@ describe.each(SHELLS)('kit.shutdown() on the %s shell', (shell) => {
   });
 });
 
+describe('kit.shutdown() on Express without the server (the kit counts its own requests)', () => {
+  it('a request under way when draining begins is waited for and told Connection: close', async () => {
+    const app = await startApp('express');
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      // Answered once before: the response of a finished request is no longer counted.
+      expect(await get(agent, app, '/slow?ms=0')).toMatchObject({ connection: 'keep-alive' });
+      const inFlight = get(agent, app, '/slow?ms=500');
+      await sleep(100);
+      // No server given: only the kit's own count of its requests holds the close back.
+      const result = await app.kit.shutdown();
+      expect(await inFlight).toMatchObject({
+        status: 200,
+        body: { installations: 0 },
+        connection: 'close',
+      });
+      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+    } finally {
+      agent.destroy();
+      app.server.close();
+    }
+  });
+});
+
 describe('kit.middleware() mounted twice (a router of the app mounts it again)', () => {
   it('counts each request once: a shutdown after the answers finds nothing in flight', async () => {
     const kit = (await storeApp(

@@ -54,10 +54,6 @@ export interface ExpressShell {
   authenticated(): RequestHandler;
 }
 
-/** Whether a response is counted in flight (see `Drain.countRequest`). */
-const IN_FLIGHT = Symbol('store-app-kit.inFlight');
-type Counted = Response & { [IN_FLIGHT]?: boolean };
-
 /** Builds the Express shell over the composition's route table and `authenticate`. */
 export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   // The shell runs on the app's Express (it loads no module of it): Express 4 fails here.
@@ -77,19 +73,20 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   const watch = deps.launchWatch ? expressLaunchWatch(deps.launchWatch) : undefined;
   const attachLog = attachRequestLog(logger);
   const { drain } = deps;
-  // Responses under way: those whose headers are not sent when draining begins say close too.
-  const live = new Set<Response>();
+  // Responses under way, each with whether it is counted in flight (Drain.countRequest):
+  // those whose headers are not sent when draining begins say close too. A map of our
+  // own rather than a mark on the response: adding a property to each of Express's
+  // responses (whose prototype Express sets per request) costs a map change and a
+  // prototype-chain miss on every request.
+  const open = new Map<Response, boolean>();
   drain.onBegin(() => {
-    for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
-    live.clear();
+    for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
   });
   function responseClosed(this: Response): void {
-    live.delete(this);
-    const counted = this as Counted;
-    if (counted[IN_FLIGHT] === true) {
-      counted[IN_FLIGHT] = false;
-      drain.leaveRequest();
-    }
+    const counted = open.get(this);
+    if (counted === undefined) return;
+    open.delete(this);
+    if (counted) drain.leaveRequest();
   }
 
   const webhookPath = routes.routes.find((r) => r.id === 'webhooks')?.path;
@@ -113,11 +110,10 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
       // Once per response, though an app may mount the kit twice: in flight until the
       // response closes (a shutdown waits for it before storage closes), through one
       // listener shared by every response (no closure or once-wrapper per request).
-      if ((res as Counted)[IN_FLIGHT] === undefined) {
-        (res as Counted)[IN_FLIGHT] = drain.countRequest();
+      if (!open.has(res)) {
+        open.set(res, drain.countRequest());
         // Draining: the client's next request goes over a new connection, to another instance.
         if (drain.draining()) res.setHeader('connection', 'close');
-        else live.add(res);
         res.on('close', responseClosed);
       }
       attachLog(req, res);
