@@ -225,9 +225,10 @@ export function createHonoMount(
       if (entered === PASS) return appFetch(request, env, ctx);
       if (entered !== SECURE_AFTER) return entered;
       const answer = appFetch(request, env, ctx);
-      return answer instanceof Response
-        ? shell.secureResponse(request, answer)
-        : answer.then((response) => shell.secureResponse(request, response));
+      // A promise or a Response (of whichever class the runtime's Response is).
+      return typeof (answer as Promise<Response>).then === 'function'
+        ? (answer as Promise<Response>).then((response) => shell.secureResponse(request, response))
+        : shell.secureResponse(request, answer as Response);
     };
   };
 
