@@ -453,6 +453,11 @@ if (selected('hono-route')) {
     hono.info.honoMount === 'hono'
       ? await startSide('hono', { BENCH_VARIANT: 'hono-wrapped' })
       : undefined;
+  // Bare Hono sending the same three header lines as the kit's bearer answer, in its own
+  // answer: the kit's route against a peer that sends the same bytes.
+  const bareHeaders = wrapped
+    ? await startSide('honoBare', { BENCH_VARIANT: 'hono-bare-header-bytes' })
+    : undefined;
   // Before: the baseline build mounted as its docs show: through store-app-kit/hono when it
   // has one, else one middleware over kit.fetch and kit.secureResponse (BENCH_HONO_BEFORE
   // names another server.js variant, e.g. hono-main-mount for builds before issue 31).
@@ -482,6 +487,17 @@ if (selected('hono-route')) {
                   wrapped,
                   connections,
                   roundRobin(`${wrapped.url}/api/data`, wrapped.info.kitTokens),
+                ),
+              ),
+            }
+          : {}),
+        ...(bareHeaders
+          ? {
+              bareHeaders: warmable(
+                measureHttp(
+                  bareHeaders,
+                  connections,
+                  roundRobin(`${bareHeaders.url}/api/data`, hono.info.kitTokens),
                 ),
               ),
             }
@@ -517,6 +533,18 @@ if (selected('hono-route')) {
                 'bare',
                 '>=0.85',
               ],
+              [
+                `  bare Hono with the kit's three bearer header lines (HSTS, nosniff, Vary) in its own answer, ${connections} conn (req/s) vs bare Hono`,
+                'bareHeaders',
+                'bare',
+                '—',
+              ],
+              [
+                `  the route around the app vs bare Hono with those header lines, ${connections} conn (req/s)`,
+                'wrapped',
+                'bareHeaders',
+                '—',
+              ],
             ]
           : []),
         ...(before
@@ -532,7 +560,7 @@ if (selected('hono-route')) {
       ],
     );
   }
-  for (const s of [hono, wrapped, bare, before]) s?.ask('close');
+  for (const s of [hono, wrapped, bareHeaders, bare, before]) s?.ask('close');
 }
 if (children.length) {
   await Promise.all(
