@@ -137,8 +137,24 @@ function storeContext(
 /** What the in-memory path reads: remembered tokens and cached installations. */
 export interface MemoryDeps extends Pick<AuthenticateDeps, 'client' | 'sessionTokens' | 'scopes'> {
   sessionTokens: AuthenticateDeps['sessionTokens'] &
-    Partial<Pick<SessionTokenIssuer, 'verifiedSession'>>;
+    Partial<Pick<SessionTokenIssuer, 'rememberedSession'>>;
   tokens: Partial<Pick<TokenManager, 'cachedInstallation'>>;
+}
+
+/**
+ * What the in-memory path keeps beside a remembered token (its `memo` slot): the
+ * store context's parts as built from one installation, reused while the cache still
+ * holds that same installation object. The same installation means the same
+ * `installedAt` and scopes, so the same answer; the client holds no state of its own
+ * (client/factory.ts), so one kept past its eviction from the client cache behaves as
+ * the cache's next one would. `owner`: the memory path that built it (two kits, or a
+ * kit and `createAuthenticated`, may share one token issuer, not one client factory).
+ */
+interface StoreMemo {
+  owner: object;
+  installation: Installation;
+  client: StoreApiClient;
+  sessionToken: AuthenticatedStore['sessionToken'];
 }
 
 /**
@@ -148,12 +164,15 @@ export interface MemoryDeps extends Pick<AuthenticateDeps, 'client' | 'sessionTo
  * a token, expiry, refresh, reload, a missing scope, another installation). The rules
  * are the full path's own (`isMintedFor`, `missingScopes`; a token only as
  * `Bearer <token>`, which `bearerToken` accepts); only the
- * answers that need I/O are left to it.
+ * answers that need I/O are left to it. Each request still gets a store object of its
+ * own (an app may add to it); what it is made of is built once per token and
+ * installation (`StoreMemo`): two look-ups a request, the token's and the installation's.
  */
 export function createMemoryAuthenticate(deps: MemoryDeps) {
-  const remembered = deps.sessionTokens.verifiedSession;
+  const remembered = deps.sessionTokens.rememberedSession;
   const cached = deps.tokens.cachedInstallation;
   const required = deps.scopes;
+  const owner = {};
   return function fromMemory(authorization: string | undefined): AuthenticatedStore | undefined {
     if (authorization === undefined || remembered === undefined || cached === undefined) {
       return undefined;
@@ -163,14 +182,33 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
     // spelling takes the full path.
     const token = sentBearer(authorization);
     if (token === undefined) return undefined;
-    const session = remembered(token);
-    if (session === undefined) return undefined;
+    const entry = remembered(token);
+    if (entry === undefined) return undefined;
+    const { session } = entry;
     const installation = cached(session.storeId);
-    if (installation === undefined || !isMintedFor(session.installedAt, installation)) {
-      return undefined;
+    if (installation === undefined) return undefined;
+    let memo = entry.memo as StoreMemo | undefined;
+    if (memo === undefined || memo.installation !== installation || memo.owner !== owner) {
+      if (!isMintedFor(session.installedAt, installation)) return undefined;
+      if (missingScopes(required, installation.scopes) !== NONE_MISSING) return undefined;
+      const store = storeContext(
+        deps,
+        session.storeId,
+        installation,
+        NONE_MISSING,
+        session.authTime,
+      );
+      memo = { owner, installation, client: store.client, sessionToken: store.sessionToken };
+      entry.memo = memo;
+      return store;
     }
-    if (missingScopes(required, installation.scopes) !== NONE_MISSING) return undefined;
-    return storeContext(deps, session.storeId, installation, NONE_MISSING, session.authTime);
+    return {
+      storeId: session.storeId,
+      scopes: installation.scopes,
+      missingScopes: NONE_MISSING,
+      client: memo.client,
+      sessionToken: memo.sessionToken,
+    };
   };
 }
 

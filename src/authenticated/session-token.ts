@@ -103,6 +103,18 @@ export interface SessionTokenIssuer {
    * it would have to verify. Synchronous, never throws.
    */
   verifiedSession?(token: string): Readonly<VerifiedSession> | undefined;
+  /**
+   * The same memory's entry for `token`: its session, and a slot the caller may fill
+   * with what it derived from that session (kept and forgotten with the token).
+   */
+  rememberedSession?(token: string): RememberedSession | undefined;
+}
+
+/** A remembered, fully verified token (see `SessionTokenIssuer.rememberedSession`). */
+export interface RememberedSession {
+  readonly session: Readonly<VerifiedSession>;
+  /** Whatever the caller keeps beside the session; undefined until it sets one. */
+  memo: unknown;
 }
 
 /** Claim carrying the session's original authentication time (epoch seconds). */
@@ -140,22 +152,26 @@ export function createSessionTokens(config: {
    */
   const verified = createLru<
     string,
-    { token: string; session: Readonly<VerifiedSession>; until: number }
+    RememberedSession & { readonly token: string; readonly until: number }
   >({
     max: config.rememberedTokens ?? VERIFIED_CACHE_SIZE,
   });
   const maxAge = config.maxSessionAgeSeconds ?? 86_400;
   const sessionEnd = (authTime: number) => authTime + maxAge;
 
-  function verifiedSession(token: string): Readonly<VerifiedSession> | undefined {
+  function rememberedSession(token: string): RememberedSession | undefined {
     const key = rememberedKey(token);
     const hit = verified.get(key);
     // Another token under the same key is a miss: the full verification decides.
     if (hit === undefined || hit.token !== token) return undefined;
-    // The same frozen object each hit: nothing allocated on an embedded page's requests.
-    if (Date.now() < hit.until) return hit.session;
+    // The same entry each hit: nothing allocated on an embedded page's requests.
+    if (Date.now() < hit.until) return hit;
     verified.delete(key);
     return undefined;
+  }
+
+  function verifiedSession(token: string): Readonly<VerifiedSession> | undefined {
+    return rememberedSession(token)?.session;
   }
 
   async function verifySession(token: string): Promise<VerifiedSession> {
@@ -213,7 +229,7 @@ export function createSessionTokens(config: {
       const until =
         Math.min(payload.exp ?? 0, iat + config.ttlSeconds, sessionEnd(authTime)) * 1000;
       const session = Object.freeze({ storeId: payload.sub, authTime, installedAt });
-      verified.set(rememberedKey(token), { token, session, until });
+      verified.set(rememberedKey(token), { token, session, until, memo: undefined });
       return session;
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) {
@@ -277,6 +293,7 @@ export function createSessionTokens(config: {
     },
     verifySession,
     verifiedSession,
+    rememberedSession,
   };
 }
 

@@ -424,6 +424,53 @@ describe('logger', () => {
     expect(entries[0]).toMatchObject({ path: '/api/items', method: 'GET', msg: 'listed' });
     expect(entries[0].reqId).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it("works as the request's pino logger however it is used: methods taken off it, children, level, own keys", async () => {
+    const { lines, destination } = capture();
+    const root = createKitLogger({ level: 'info', instance: undefined, destination });
+    const app = express();
+    app.use(requestLogger(root));
+    let seen: Record<string, unknown> = {};
+    app.get('/uses', (_req, res) => {
+      const log = res.locals.log!;
+      const { warn } = log;
+      warn('taken off');
+      log.child({ job: 'sync' }).info('from a child');
+      seen = {
+        level: log.level,
+        debugOn: log.isLevelEnabled('debug'),
+        // biome-ignore lint/suspicious/noSelfCompare: two reads of the method through the stand-in
+        sameMethod: log.info === log.info,
+        bindings: log.bindings(),
+        hasInfo: 'info' in log,
+      };
+      log.level = 'debug';
+      log.debug('after raising the level');
+      res.send('ok');
+    });
+    await request(app).get('/uses').set('x-request-id', 'uses-1');
+    const entries = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(entries.map((e) => e.msg)).toEqual([
+      'taken off',
+      'from a child',
+      'after raising the level',
+    ]);
+    for (const e of entries) expect(e).toMatchObject({ reqId: 'uses-1', path: '/uses' });
+    expect(entries[1]).toMatchObject({ job: 'sync' });
+    expect(seen).toEqual({
+      level: 'info',
+      debugOn: false,
+      sameMethod: true,
+      bindings: expect.objectContaining({ reqId: 'uses-1', method: 'GET', path: '/uses' }),
+      hasInfo: true,
+    });
+    // Raising one request's level left the kit's logger as it was.
+    expect(root.level).toBe('info');
+  });
 });
 
 describe('kit.middleware() in a host app', () => {

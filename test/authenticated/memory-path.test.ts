@@ -1,0 +1,126 @@
+/**
+ * The in-memory path of `authenticated()` (`createMemoryAuthenticate`) builds a store
+ * context's parts once per remembered token and installation, and reuses them only
+ * while the installation cache holds that same installation: a reinstall, a grant that
+ * lost a scope, a purge or a refresh is seen on the next request. Each request still
+ * gets a store object of its own. A real token issuer; the installation cache and the
+ * clients are the test's, so each change is made exactly.
+ */
+import { describe, expect, it } from 'vitest';
+import { createMemoryAuthenticate, createSessionTokens } from '../../src/authenticated/index.js';
+import type { StoreApiClient } from '../../src/client/index.js';
+import type { Installation } from '../../src/storage/types.js';
+
+const STORE = '6f1c1a52-7a4e-4d2b-9a43-0c3f2b1e9d10';
+const INSTALLED_AT = 1_700_000_000_000;
+
+function installation(over: Partial<Installation> = {}): Installation {
+  return {
+    storeId: STORE,
+    scopes: ['read_products'],
+    accessToken: 'at',
+    refreshToken: 'rt',
+    accessTokenExpiresAt: new Date(Date.now() + 3_600_000),
+    installedAt: new Date(INSTALLED_AT),
+    updatedAt: new Date(),
+    version: 1,
+    needsReauth: false,
+    ...over,
+  } as Installation;
+}
+
+async function setup() {
+  const sessionTokens = createSessionTokens({
+    secrets: ['s'.repeat(32)],
+    clientId: 'app',
+    issuer: 'https://app.example',
+    ttlSeconds: 300,
+    clockToleranceSeconds: 0,
+  });
+  const cache = new Map<string, Installation>([[STORE, installation()]]);
+  const built: StoreApiClient[] = [];
+  /** A memory path over the shared issuer and cache, with a client factory of its own. */
+  const memoryPath = (label: string) =>
+    createMemoryAuthenticate({
+      sessionTokens,
+      tokens: { cachedInstallation: (id) => cache.get(id) },
+      scopes: ['read_products'],
+      client: (storeId) => {
+        const client = { label, storeId } as unknown as StoreApiClient;
+        built.push(client);
+        return client;
+      },
+    });
+  const { token } = await sessionTokens.mint(STORE, { installedAt: INSTALLED_AT });
+  // Remembered once verified in full (the first request's path).
+  await sessionTokens.verifySession(token);
+  return { cache, built, memoryPath, bearer: `Bearer ${token}` };
+}
+
+describe('the in-memory path of authenticated()', () => {
+  it('gives each request a store object of its own, built from what the first one made', async () => {
+    const { built, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    const first = fromMemory(bearer);
+    const second = fromMemory(bearer);
+    expect(first?.storeId).toBe(STORE);
+    expect(second).toEqual(first);
+    // An app that adds to its request's store object does not reach the next request's.
+    expect(second).not.toBe(first);
+    (first as unknown as Record<string, unknown>).note = 'request one';
+    expect(fromMemory(bearer)).not.toHaveProperty('note');
+    // The client was asked for once; every request reads the same one.
+    expect(built).toHaveLength(1);
+    expect(second?.client).toBe(built[0]);
+    expect((await second!.sessionToken()).token).toEqual(expect.any(String));
+  });
+
+  it('a refreshed installation (a new object, the same installation) is served, from the new copy', async () => {
+    const { cache, built, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    fromMemory(bearer);
+    const refreshed = installation({
+      accessToken: 'at2',
+      version: 2,
+      scopes: ['read_products', 'write_products'],
+    });
+    cache.set(STORE, refreshed);
+    const store = fromMemory(bearer);
+    expect(store?.scopes).toEqual(['read_products', 'write_products']);
+    expect(built).toHaveLength(2);
+  });
+
+  it('attack: a token minted before a reinstall is not served from memory once the cache holds the new installation', async () => {
+    const { cache, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    expect(fromMemory(bearer)).toBeDefined();
+    cache.set(STORE, installation({ installedAt: new Date(INSTALLED_AT + 1) }));
+    expect(fromMemory(bearer)).toBeUndefined();
+  });
+
+  it('a grant that lost a configured scope is not served from memory', async () => {
+    const { cache, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    expect(fromMemory(bearer)).toBeDefined();
+    cache.set(STORE, installation({ scopes: ['read_orders'] }));
+    expect(fromMemory(bearer)).toBeUndefined();
+  });
+
+  it('attack: a purged store (no installation in memory) is not served from memory', async () => {
+    const { cache, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    expect(fromMemory(bearer)).toBeDefined();
+    cache.delete(STORE);
+    expect(fromMemory(bearer)).toBeUndefined();
+  });
+
+  it('two memory paths over one token issuer each serve their own clients', async () => {
+    const { memoryPath, bearer } = await setup();
+    const a = memoryPath('a');
+    const b = memoryPath('b');
+    for (let i = 0; i < 2; i++) {
+      expect(a(bearer)?.client).toMatchObject({ label: 'a' });
+      expect(b(bearer)?.client).toMatchObject({ label: 'b' });
+    }
+  });
+});
