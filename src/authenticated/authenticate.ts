@@ -149,10 +149,12 @@ export interface MemoryDeps extends Pick<AuthenticateDeps, 'client' | 'sessionTo
  * (client/factory.ts), so one kept past its eviction from the client cache behaves as
  * the cache's next one would. `owner`: the memory path that built it (two kits, or a
  * kit and `createAuthenticated`, may share one token issuer, not one client factory).
+ * The installation is held weakly: it carries the store's decrypted tokens, which must
+ * not outlive the cache's copy (a purge) for as long as the token is remembered.
  */
 interface StoreMemo {
   owner: object;
-  installation: Installation;
+  installation: WeakRef<Installation>;
   client: StoreApiClient;
   sessionToken: AuthenticatedStore['sessionToken'];
 }
@@ -188,7 +190,7 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
     const installation = cached(session.storeId);
     if (installation === undefined) return undefined;
     let memo = entry.memo as StoreMemo | undefined;
-    if (memo === undefined || memo.installation !== installation || memo.owner !== owner) {
+    if (memo === undefined || memo.installation.deref() !== installation || memo.owner !== owner) {
       if (!isMintedFor(session.installedAt, installation)) return undefined;
       if (missingScopes(required, installation.scopes) !== NONE_MISSING) return undefined;
       const store = storeContext(
@@ -198,7 +200,12 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
         NONE_MISSING,
         session.authTime,
       );
-      memo = { owner, installation, client: store.client, sessionToken: store.sessionToken };
+      memo = {
+        owner,
+        installation: new WeakRef(installation),
+        client: store.client,
+        sessionToken: store.sessionToken,
+      };
       entry.memo = memo;
       return store;
     }

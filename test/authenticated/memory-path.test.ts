@@ -6,6 +6,8 @@
  * gets a store object of its own. A real token issuer; the installation cache and the
  * clients are the test's, so each change is made exactly.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createMemoryAuthenticate, createSessionTokens } from '../../src/authenticated/index.js';
 import type { StoreApiClient } from '../../src/client/index.js';
@@ -111,6 +113,25 @@ describe('the in-memory path of authenticated()', () => {
     const fromMemory = memoryPath('kit');
     expect(fromMemory(bearer)).toBeDefined();
     cache.delete(STORE);
+    expect(fromMemory(bearer)).toBeUndefined();
+  });
+
+  it("attack: a purged store's installation (its decrypted tokens) is not kept alive by the remembered token", async () => {
+    const { cache, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    expect(fromMemory(bearer)).toBeDefined();
+    const held = new WeakRef(cache.get(STORE) as Installation);
+    cache.delete(STORE);
+    // A full collection (V8's gc, exposed for this test); a WeakRef's target survives the
+    // job that last read it, hence the turns of the event loop.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    for (let i = 0; i < 3 && held.deref() !== undefined; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    expect(held.deref()).toBeUndefined();
+    // The token is still remembered; with no installation in memory it takes the full path.
     expect(fromMemory(bearer)).toBeUndefined();
   });
 
