@@ -150,7 +150,9 @@ export interface MemoryDeps extends Pick<AuthenticateDeps, 'client' | 'sessionTo
  * the cache's next one would. `owner`: the memory path that built it (two kits, or a
  * kit and `createAuthenticated`, may share one token issuer, not one client factory).
  * The installation is held weakly: it carries the store's decrypted tokens, which must
- * not outlive the cache's copy (a purge) for as long as the token is remembered.
+ * not outlive the cache's copy (a purge) for as long as the token is remembered. A
+ * runtime without `WeakRef` (Workers without the `enable_weak_ref` flag) keeps nothing:
+ * every request builds its store context as the full path does.
  */
 interface StoreMemo {
   owner: object;
@@ -175,6 +177,7 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
   const cached = deps.tokens.cachedInstallation;
   const required = deps.scopes;
   const owner = {};
+  const keeps = typeof WeakRef === 'function';
   return function fromMemory(authorization: string | undefined): AuthenticatedStore | undefined {
     if (authorization === undefined || remembered === undefined || cached === undefined) {
       return undefined;
@@ -200,6 +203,7 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
         NONE_MISSING,
         session.authTime,
       );
+      if (!keeps) return store;
       memo = {
         owner,
         installation: new WeakRef(installation),

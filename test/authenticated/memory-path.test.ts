@@ -8,7 +8,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryAuthenticate, createSessionTokens } from '../../src/authenticated/index.js';
 import type { StoreApiClient } from '../../src/client/index.js';
 import type { Installation } from '../../src/storage/types.js';
@@ -60,6 +60,10 @@ async function setup() {
 }
 
 describe('the in-memory path of authenticated()', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
   it('gives each request a store object of its own, built from what the first one made', async () => {
     const { built, memoryPath, bearer } = await setup();
     const fromMemory = memoryPath('kit');
@@ -132,6 +136,18 @@ describe('the in-memory path of authenticated()', () => {
     }
     expect(held.deref()).toBeUndefined();
     // The token is still remembered; with no installation in memory it takes the full path.
+    expect(fromMemory(bearer)).toBeUndefined();
+  });
+
+  it('on a runtime without WeakRef (Workers without enable_weak_ref) it still serves from memory, keeping nothing', async () => {
+    const { cache, built, memoryPath, bearer } = await setup();
+    vi.stubGlobal('WeakRef', undefined);
+    const fromMemory = memoryPath('workers');
+    expect(fromMemory(bearer)?.storeId).toBe(STORE);
+    expect(fromMemory(bearer)?.storeId).toBe(STORE);
+    // Nothing kept: each request asked for its client, as the full path does.
+    expect(built).toHaveLength(2);
+    cache.set(STORE, installation({ installedAt: new Date(INSTALLED_AT + 1) }));
     expect(fromMemory(bearer)).toBeUndefined();
   });
 

@@ -191,6 +191,10 @@ describe('the kit in workerd on D1', () => {
     expect(first.status, await first.clone().text()).toBe(200);
     expect(await first.json()).toEqual({ storeId, count: 1 });
     expect(first.headers.get('x-content-type-options')).toBe('nosniff');
+    // The same token again: answered from memory (workerd has no WeakRef by default).
+    const again = await call();
+    expect(again.status, await again.clone().text()).toBe(200);
+    expect(await again.json()).toEqual({ storeId, count: 1 });
 
     const refreshes = platform.stats().tokenRequests.refresh_token;
     platform.advanceClock(86_400 + 60);
