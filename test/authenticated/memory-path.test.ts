@@ -3,8 +3,9 @@
  * context's parts once per remembered token and installation, and reuses them only
  * while the installation cache holds that same installation: a reinstall, a grant that
  * lost a scope, a purge or a refresh is seen on the next request. Each request still
- * gets a store object of its own. A real token issuer; the installation cache and the
- * clients are the test's, so each change is made exactly.
+ * gets a store object of its own, and what is kept never holds a purged store's
+ * installation (its decrypted tokens) alive. A real token issuer; the installation cache
+ * and the clients are the test's, so each change is made exactly.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
