@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { inspect } from 'node:util';
 import express from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
@@ -470,6 +471,24 @@ describe('logger', () => {
     });
     // Raising one request's level left the kit's logger as it was.
     expect(root.level).toBe('info');
+  });
+
+  it('shows nothing of the request target when an app prints res.locals (util.inspect, JSON)', async () => {
+    const { lines, destination } = capture();
+    const root = createKitLogger({ level: 'info', instance: undefined, destination });
+    const app = express();
+    app.use(requestLogger(root));
+    let printed = '';
+    app.get('/page', (_req, res) => {
+      printed = `${inspect(res.locals, { depth: 4 })}\n${JSON.stringify(res.locals)}`;
+      res.locals.log!.info('page');
+      res.send('ok');
+    });
+    await request(app).get('/page?id_token=LAUNCH-TOKEN-IN-QUERY&code=CODE-IN-QUERY');
+    expect(printed).not.toContain('LAUNCH-TOKEN-IN-QUERY');
+    expect(printed).not.toContain('CODE-IN-QUERY');
+    expect(lines.join('')).toContain('"path":"/page"');
+    expect(lines.join('')).not.toContain('IN-QUERY');
   });
 });
 

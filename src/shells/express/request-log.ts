@@ -16,16 +16,38 @@ declare global {
   }
 }
 
-/** Per-request state behind `res.locals.log` (one object, no closures per request). */
-interface RequestLogState {
-  root: Logger;
-  method: string;
+/**
+ * Per-request state behind `res.locals.log` (one object, no closures per request). What
+ * the child is made from is private: `util.inspect` of the stand-in shows this object,
+ * and the URL as it arrived carries the query (codes, launch tokens).
+ */
+class RequestLogState {
+  readonly #root: Logger;
+  readonly #method: string;
   /** `req.url` as the request arrived (mounted routers rewrite it later); parsed on first use. */
-  url: string;
-  headerId: string | string[] | undefined;
-  log: Logger | undefined;
+  readonly #url: string;
+  readonly #headerId: string | string[] | undefined;
+  #log: Logger | undefined = undefined;
   /** The logger's methods bound to it, by name (see `LAZY_LOG`). */
-  bound: Map<PropertyKey, { of: unknown; fn: unknown }> | undefined;
+  bound: Map<PropertyKey, { of: unknown; fn: unknown }> | undefined = undefined;
+
+  constructor(root: Logger, req: Request) {
+    this.#root = root;
+    this.#method = req.method;
+    this.#url = req.url;
+    this.#headerId = req.headers['x-request-id'];
+  }
+
+  /** The request's pino child, made on first use. */
+  logger(): Logger {
+    if (this.#log === undefined) {
+      const headerId = this.#headerId;
+      const reqId =
+        typeof headerId === 'string' && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
+      this.#log = this.#root.child({ reqId, method: this.#method, path: pathOf(this.#url) });
+    }
+    return this.#log;
+  }
 }
 
 /** The path of a request target, without its query (origin-form or absolute-form). */
@@ -41,17 +63,6 @@ function pathOf(url: string): string {
   }
 }
 
-/** The request's pino child, made on first use. */
-function requestLog(state: RequestLogState): Logger {
-  if (state.log === undefined) {
-    const { headerId } = state;
-    const reqId =
-      typeof headerId === 'string' && /^[\w.-]{1,64}$/.test(headerId) ? headerId : randomUUID();
-    state.log = state.root.child({ reqId, method: state.method, path: pathOf(state.url) });
-  }
-  return state.log;
-}
-
 /**
  * `res.locals.log`: a stand-in for the request's logger that makes the pino child when
  * first used, then forwards everything to it (methods bound to it, so `const { info } =
@@ -61,7 +72,7 @@ function requestLog(state: RequestLogState): Logger {
  */
 const LAZY_LOG: ProxyHandler<RequestLogState> = {
   get(state, prop) {
-    const log = requestLog(state);
+    const log = state.logger();
     const value: unknown = Reflect.get(log, prop, log);
     if (typeof value !== 'function') return value;
     // Bound once per name: `log.info === log.info`, as on the logger itself.
@@ -73,18 +84,18 @@ const LAZY_LOG: ProxyHandler<RequestLogState> = {
     }
     return bound.fn;
   },
-  set: (state, prop, value) => Reflect.set(requestLog(state), prop, value),
-  has: (state, prop) => Reflect.has(requestLog(state), prop),
-  deleteProperty: (state, prop) => Reflect.deleteProperty(requestLog(state), prop),
-  ownKeys: (state) => Reflect.ownKeys(requestLog(state)),
+  set: (state, prop, value) => Reflect.set(state.logger(), prop, value),
+  has: (state, prop) => Reflect.has(state.logger(), prop),
+  deleteProperty: (state, prop) => Reflect.deleteProperty(state.logger(), prop),
+  ownKeys: (state) => Reflect.ownKeys(state.logger()),
   getOwnPropertyDescriptor(state, prop) {
-    const found = Reflect.getOwnPropertyDescriptor(requestLog(state), prop);
+    const found = Reflect.getOwnPropertyDescriptor(state.logger(), prop);
     // A proxy may not report a property its target lacks as non-configurable.
     return found === undefined ? undefined : { ...found, configurable: true };
   },
   defineProperty: (state, prop, descriptor) =>
-    Reflect.defineProperty(requestLog(state), prop, descriptor),
-  getPrototypeOf: (state) => Reflect.getPrototypeOf(requestLog(state)),
+    Reflect.defineProperty(state.logger(), prop, descriptor),
+  getPrototypeOf: (state) => Reflect.getPrototypeOf(state.logger()),
 };
 
 /**
@@ -112,23 +123,15 @@ export function attachRequestLog(root: Logger) {
   return function storeAppRequestLog(req: Request, res: Response): void {
     const locals = res.locals;
     if (Object.hasOwn(locals, 'log')) return;
-    const state: RequestLogState = {
-      root,
-      method: req.method,
-      url: req.url,
-      headerId: req.headers['x-request-id'],
-      log: undefined,
-      bound: undefined,
-    };
+    const state = new RequestLogState(root, req);
     locals.log = new Proxy(state, LAZY_LOG) as unknown as Logger;
     if (root.isLevelEnabled('debug')) {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        requestLog(state).debug(
-          { status: res.statusCode, ms: Math.round(ms * 10) / 10 },
-          'request done',
-        );
+        state
+          .logger()
+          .debug({ status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request done');
       });
     }
   };
