@@ -142,21 +142,21 @@ export interface MemoryDeps extends Pick<AuthenticateDeps, 'client' | 'sessionTo
 }
 
 /**
- * What the in-memory path keeps beside a remembered token (its `memo` slot): the
- * store context's parts as built from one installation, reused while the cache still
- * holds that same installation object. The same installation means the same
- * `installedAt` and scopes, so the same answer; the client holds no state of its own
- * (client/factory.ts), so one kept past its eviction from the client cache behaves as
- * the cache's next one would. `owner`: the memory path that built it (two kits, or a
- * kit and `createAuthenticated`, may share one token issuer, not one client factory).
- * The installation is held weakly: it carries the store's decrypted tokens, which must
- * not outlive the cache's copy (a purge) for as long as the token is remembered. A
- * runtime without `WeakRef` (Workers without the `enable_weak_ref` flag) keeps nothing:
- * every request builds its store context as the full path does.
+ * What the in-memory path keeps beside a remembered token (its `memo` slot): the store
+ * context's parts as built from one installation's `installedAt` and scopes, reused
+ * while the cached installation still carries those very objects (a reinstall or a
+ * new grant brings new ones; installations are never changed in place), so the rules
+ * give the same answer. The client holds no state of its own (client/factory.ts), so
+ * one kept past its eviction from the client cache behaves as the cache's next one
+ * would. `owner`: the memory path that built it (two kits, or a kit and
+ * `createAuthenticated`, may share one token issuer, not one client factory). Nothing
+ * here holds the installation itself: its decrypted tokens must not outlive the
+ * cache's copy (a purge) for as long as the token is remembered.
  */
 interface StoreMemo {
   owner: object;
-  installation: WeakRef<Installation>;
+  installedAt: Installation['installedAt'];
+  scopes: Installation['scopes'];
   client: StoreApiClient;
   sessionToken: AuthenticatedStore['sessionToken'];
 }
@@ -177,7 +177,6 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
   const cached = deps.tokens.cachedInstallation;
   const required = deps.scopes;
   const owner = {};
-  const keeps = typeof WeakRef === 'function';
   return function fromMemory(authorization: string | undefined): AuthenticatedStore | undefined {
     if (authorization === undefined || remembered === undefined || cached === undefined) {
       return undefined;
@@ -193,7 +192,12 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
     const installation = cached(session.storeId);
     if (installation === undefined) return undefined;
     let memo = entry.memo as StoreMemo | undefined;
-    if (memo === undefined || memo.installation.deref() !== installation || memo.owner !== owner) {
+    if (
+      memo === undefined ||
+      memo.installedAt !== installation.installedAt ||
+      memo.scopes !== installation.scopes ||
+      memo.owner !== owner
+    ) {
       if (!isMintedFor(session.installedAt, installation)) return undefined;
       if (missingScopes(required, installation.scopes) !== NONE_MISSING) return undefined;
       const store = storeContext(
@@ -203,10 +207,10 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
         NONE_MISSING,
         session.authTime,
       );
-      if (!keeps) return store;
       memo = {
         owner,
-        installation: new WeakRef(installation),
+        installedAt: installation.installedAt,
+        scopes: installation.scopes,
         client: store.client,
         sessionToken: store.sessionToken,
       };
@@ -215,7 +219,7 @@ export function createMemoryAuthenticate(deps: MemoryDeps) {
     }
     return {
       storeId: session.storeId,
-      scopes: installation.scopes,
+      scopes: memo.scopes,
       missingScopes: NONE_MISSING,
       client: memo.client,
       sessionToken: memo.sessionToken,

@@ -101,7 +101,9 @@ describe('the in-memory path of authenticated()', () => {
     const { cache, memoryPath, bearer } = await setup();
     const fromMemory = memoryPath('kit');
     expect(fromMemory(bearer)).toBeDefined();
-    cache.set(STORE, installation({ installedAt: new Date(INSTALLED_AT + 1) }));
+    // The same scopes array: only installedAt tells the new installation apart.
+    const before = cache.get(STORE) as Installation;
+    cache.set(STORE, { ...before, installedAt: new Date(INSTALLED_AT + 1) });
     expect(fromMemory(bearer)).toBeUndefined();
   });
 
@@ -109,7 +111,9 @@ describe('the in-memory path of authenticated()', () => {
     const { cache, memoryPath, bearer } = await setup();
     const fromMemory = memoryPath('kit');
     expect(fromMemory(bearer)).toBeDefined();
-    cache.set(STORE, installation({ scopes: ['read_orders'] }));
+    // The same installedAt: only the scopes tell the narrower grant apart.
+    const before = cache.get(STORE) as Installation;
+    cache.set(STORE, { ...before, scopes: ['read_orders'] });
     expect(fromMemory(bearer)).toBeUndefined();
   });
 
@@ -140,16 +144,25 @@ describe('the in-memory path of authenticated()', () => {
     expect(fromMemory(bearer)).toBeUndefined();
   });
 
-  it('on a runtime without WeakRef (Workers without enable_weak_ref) it still serves from memory, keeping nothing', async () => {
+  it('on a runtime without WeakRef (workerd without enable_weak_ref) it serves from memory as anywhere else', async () => {
     const { cache, built, memoryPath, bearer } = await setup();
     vi.stubGlobal('WeakRef', undefined);
     const fromMemory = memoryPath('workers');
     expect(fromMemory(bearer)?.storeId).toBe(STORE);
     expect(fromMemory(bearer)?.storeId).toBe(STORE);
-    // Nothing kept: each request asked for its client, as the full path does.
-    expect(built).toHaveLength(2);
+    expect(built).toHaveLength(1);
     cache.set(STORE, installation({ installedAt: new Date(INSTALLED_AT + 1) }));
     expect(fromMemory(bearer)).toBeUndefined();
+  });
+
+  it('a token refresh (a new copy carrying the same installedAt and scopes) keeps what was built', async () => {
+    const { cache, built, memoryPath, bearer } = await setup();
+    const fromMemory = memoryPath('kit');
+    fromMemory(bearer);
+    const before = cache.get(STORE) as Installation;
+    cache.set(STORE, { ...before, accessToken: 'at-refreshed', version: 2 });
+    expect(fromMemory(bearer)?.scopes).toBe(before.scopes);
+    expect(built).toHaveLength(1);
   });
 
   it('two memory paths over one token issuer each serve their own clients', async () => {
