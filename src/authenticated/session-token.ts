@@ -98,14 +98,10 @@ export interface SessionTokenIssuer {
   /** Verify and return the store id and when its session began; throws SessionTokenError. */
   verifySession(token: string): Promise<VerifiedSession>;
   /**
-   * What `verifySession` answers from its memory of fully verified tokens
-   * (only before the token's expiry and its session's end), or undefined when
-   * it would have to verify. Synchronous, never throws.
-   */
-  verifiedSession?(token: string): Readonly<VerifiedSession> | undefined;
-  /**
-   * The same memory's entry for `token`: its session, and a slot the caller may fill
-   * with what it derived from that session (kept and forgotten with the token).
+   * What `verifySession` answers from its memory of fully verified tokens (only
+   * before the token's expiry and its session's end), or undefined when it would
+   * have to verify: the session, and a slot the caller may fill with what it derived
+   * from it (kept and forgotten with the token). Synchronous, never throws.
    */
   rememberedSession?(token: string): RememberedSession | undefined;
 }
@@ -170,16 +166,12 @@ export function createSessionTokens(config: {
     return undefined;
   }
 
-  function verifiedSession(token: string): Readonly<VerifiedSession> | undefined {
-    return rememberedSession(token)?.session;
-  }
-
   async function verifySession(token: string): Promise<VerifiedSession> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
       throw tokenRefusal(SESSION_TOKEN_INVALID, 'The app session token is malformed.');
     }
-    const hit = verifiedSession(token);
-    if (hit) return hit;
+    const hit = rememberedSession(token);
+    if (hit) return hit.session;
     // A token none of our keys signed is refused here, without jose's WebCrypto path.
     const signer = hs256.signer(token);
     if (signer < 0) {
@@ -292,7 +284,6 @@ export function createSessionTokens(config: {
       return (await verifySession(token)).storeId;
     },
     verifySession,
-    verifiedSession,
     rememberedSession,
   };
 }

@@ -132,11 +132,11 @@ describe('remembered session tokens (authenticated.rememberedTokens)', () => {
     const [t1, t2, t3] = minted.map((m) => m.token) as [string, string, string];
     await issuer.verifySession(t1);
     await issuer.verifySession(t2);
-    expect(issuer.verifiedSession?.(t1)).toBeDefined(); // t1 used: t2 is the oldest
+    expect(issuer.rememberedSession?.(t1)?.session).toBeDefined(); // t1 used: t2 is the oldest
     await issuer.verifySession(t3);
-    expect(issuer.verifiedSession?.(t2)).toBeUndefined();
-    expect(issuer.verifiedSession?.(t1)?.storeId).toBe(stores[0]!.storeId);
-    expect(issuer.verifiedSession?.(t3)?.storeId).toBe(stores[2]!.storeId);
+    expect(issuer.rememberedSession?.(t2)?.session).toBeUndefined();
+    expect(issuer.rememberedSession?.(t1)?.session.storeId).toBe(stores[0]!.storeId);
+    expect(issuer.rememberedSession?.(t3)?.session.storeId).toBe(stores[2]!.storeId);
     // A forgotten token is still valid: it is verified again.
     expect((await issuer.verifySession(t2)).storeId).toBe(stores[1]!.storeId);
   });

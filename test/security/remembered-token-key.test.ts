@@ -26,17 +26,17 @@ describe('remembered session tokens', () => {
     const { token } = await tokens.mint(STORE, { installedAt: 1_700_000_000_000 });
     // Remembered after its first verification.
     expect((await tokens.verifySession(token)).storeId).toBe(STORE);
-    expect(tokens.verifiedSession?.(token)?.storeId).toBe(STORE);
+    expect(tokens.rememberedSession?.(token)?.session.storeId).toBe(STORE);
 
     const [header, payload, signature] = token.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: VICTIM })).toString('base64url')}.${signature}`;
     // Same signature, so the same key: still no hit for the forged token.
     expect(forged.slice(-16)).toBe(token.slice(-16));
-    expect(tokens.verifiedSession?.(forged)).toBeUndefined();
+    expect(tokens.rememberedSession?.(forged)?.session).toBeUndefined();
     await expect(tokens.verifySession(forged)).rejects.toBeInstanceOf(SessionTokenError);
     // The refusal left the real token remembered.
-    expect(tokens.verifiedSession?.(token)?.storeId).toBe(STORE);
+    expect(tokens.rememberedSession?.(token)?.session.storeId).toBe(STORE);
   });
 
   it('two remembered tokens of a store are each answered with their own session', async () => {
@@ -45,7 +45,13 @@ describe('remembered session tokens', () => {
     const b = (await tokens.mint(VICTIM, { installedAt: 2 })).token;
     await tokens.verifySession(a);
     await tokens.verifySession(b);
-    expect(tokens.verifiedSession?.(a)).toMatchObject({ storeId: STORE, installedAt: 1 });
-    expect(tokens.verifiedSession?.(b)).toMatchObject({ storeId: VICTIM, installedAt: 2 });
+    expect(tokens.rememberedSession?.(a)?.session).toMatchObject({
+      storeId: STORE,
+      installedAt: 1,
+    });
+    expect(tokens.rememberedSession?.(b)?.session).toMatchObject({
+      storeId: VICTIM,
+      installedAt: 2,
+    });
   });
 });
