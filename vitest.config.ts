@@ -23,6 +23,10 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll's own default (1 s) is shorter than a browser round trip through the app
+    // and the local platform takes on this 2-core machine under a full run; a poll that
+    // succeeds returns as soon as it does, so only a failing one waits this long.
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
     // 2-core machine: cap workers so socket-heavy integration tests do not starve each other.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },

@@ -300,46 +300,50 @@ export function embeddedSessionSuite(template: TemplateName): void {
     const start = seen.length;
     const a = await openApp('a');
     const b = await openApp('b');
-    expect(a.meta).not.toBe(b.meta);
-    // Hours pass on the platform too: the app's access token expires and is refreshed.
-    platform.advanceClock(2 * 3600);
-    // Both tokens the pages were served with are now refused by the app.
-    await expiredOnServer(a.meta);
-    await expiredOnServer(b.meta);
+    // Closed whatever happens: left open, their renewal timers would go on into the next test.
+    try {
+      expect(a.meta).not.toBe(b.meta);
+      // Hours pass on the platform too: the app's access token expires and is refreshed.
+      platform.advanceClock(2 * 3600);
+      // Both tokens the pages were served with are now refused by the app.
+      await expiredOnServer(a.meta);
+      await expiredOnServer(b.meta);
 
-    // A write in each tab after that: both succeed, with a renewed token.
-    const before = seen.length;
-    const rowA = a.frame.locator('#products tr').first();
-    const stockA = Number(await rowA.locator('td.stock').textContent());
-    await rowA.locator('button.add-stock').click();
-    await expect.poll(() => rowA.locator('td.stock').textContent()).toBe(String(stockA + 1));
-    const rowB = b.frame.locator('#products tr').nth(1);
-    await rowB.locator('input').fill('Renewed in the background');
-    await rowB.locator('button.save-note').click();
-    await expect.poll(() => rowB.locator('.row-status').textContent()).toMatch(/^Saved at /);
+      // A write in each tab after that: both succeed, with a renewed token.
+      const before = seen.length;
+      const rowA = a.frame.locator('#products tr').first();
+      const stockA = Number(await rowA.locator('td.stock').textContent());
+      await rowA.locator('button.add-stock').click();
+      await expect.poll(() => rowA.locator('td.stock').textContent()).toBe(String(stockA + 1));
+      const rowB = b.frame.locator('#products tr').nth(1);
+      await rowB.locator('input').fill('Renewed in the background');
+      await rowB.locator('button.save-note').click();
+      await expect.poll(() => rowB.locator('.row-status').textContent()).toMatch(/^Saved at /);
 
-    const mine = seen.slice(start);
-    expect(mine.filter((s) => s.status >= 400)).toEqual([]);
-    const after = seen.slice(before).filter((s) => s.path.startsWith('/api/'));
-    expect(after.map((s) => s.tab).sort()).toEqual(expect.arrayContaining(['a', 'b']));
-    for (const call of after) expect([a.meta, b.meta]).not.toContain(call.bearer);
-    // One renewal, shared by the tabs: the next round is due ~3/4 of a lifetime later.
-    const renewals = mine.filter((s) => s.path === '/auth/session-token');
-    expect(renewals.length).toBeGreaterThan(0);
-    const firstAt = renewals[0]!.at;
-    const round = renewals.filter((r) => r.at < firstAt + TTL_SECONDS * 600);
-    expect(round.map((r) => r.tab)).toHaveLength(1);
-    // Held in memory only: nothing of the session in the frame's storage.
-    const stored = await a.frame.locator('body').evaluate(() => {
-      const w = globalThis as unknown as Record<
-        'localStorage' | 'sessionStorage',
-        { length: number }
-      >;
-      return w.localStorage.length + w.sessionStorage.length;
-    });
-    expect(stored).toBe(0);
-    await a.page.close();
-    await b.page.close();
+      const mine = seen.slice(start);
+      expect(mine.filter((s) => s.status >= 400)).toEqual([]);
+      const after = seen.slice(before).filter((s) => s.path.startsWith('/api/'));
+      expect(after.map((s) => s.tab).sort()).toEqual(expect.arrayContaining(['a', 'b']));
+      for (const call of after) expect([a.meta, b.meta]).not.toContain(call.bearer);
+      // One renewal, shared by the tabs: the next round is due ~3/4 of a lifetime later.
+      const renewals = mine.filter((s) => s.path === '/auth/session-token');
+      expect(renewals.length).toBeGreaterThan(0);
+      const firstAt = renewals[0]!.at;
+      const round = renewals.filter((r) => r.at < firstAt + TTL_SECONDS * 600);
+      expect(round.map((r) => r.tab)).toHaveLength(1);
+      // Held in memory only: nothing of the session in the frame's storage.
+      const stored = await a.frame.locator('body').evaluate(() => {
+        const w = globalThis as unknown as Record<
+          'localStorage' | 'sessionStorage',
+          { length: number }
+        >;
+        return w.localStorage.length + w.sessionStorage.length;
+      });
+      expect(stored).toBe(0);
+    } finally {
+      await a.page.close();
+      await b.page.close();
+    }
   });
 
   test('a token the app refuses as expired before the page expects (a laptop that slept) is renewed and the call sent once more', {
@@ -359,24 +363,33 @@ export function embeddedSessionSuite(template: TemplateName): void {
       },
       own,
     );
-    // The token the page holds: the one its first calls carried. Usually the one it was
-    // served with; but the stopped clock fakes the page's time origin too, and on a loaded
-    // machine the page has been seen to renew once at load (by cookie): not what is tested here.
-    const held = seen.filter((s) => s.tab === 'slept' && s.bearer).at(-1)?.bearer ?? meta;
-    const start = seen.length;
-    await expiredOnServer(held);
-    const row = frame.locator('#products tr').first();
-    const stock = Number(await row.locator('td.stock').textContent());
-    await row.locator('button.add-stock').click();
-    await expect.poll(() => row.locator('td.stock').textContent()).toBe(String(stock + 1));
-    const calls = seen.slice(start).map((s) => `${s.path} ${s.status}`);
-    // Refused once as expired, renewed (by the session cookie: the token had expired), sent again.
-    expect(calls).toEqual(['/api/inventory 401', '/auth/session-token 200', '/api/inventory 200']);
-    const [refused, renewal, retried] = seen.slice(start);
-    expect(refused!.bearer).toBe(held);
-    expect(renewal!.bearer).toBeUndefined();
-    expect(retried!.bearer).not.toBe(held);
-    await own.close();
+    try {
+      // The token the page holds: the one its first calls carried. Usually the one it was
+      // served with; but the stopped clock fakes the page's time origin too, and on a loaded
+      // machine the page has been seen to renew once at load (by cookie): not what is tested here.
+      const held = seen.filter((s) => s.tab === 'slept' && s.bearer).at(-1)?.bearer ?? meta;
+      const start = seen.length;
+      await expiredOnServer(held);
+      const row = frame.locator('#products tr').first();
+      const stock = Number(await row.locator('td.stock').textContent());
+      await row.locator('button.add-stock').click();
+      await expect.poll(() => row.locator('td.stock').textContent()).toBe(String(stock + 1));
+      // Only this tab's traffic: pages of other tests (another context) renew on their own timers.
+      const mine = seen.slice(start).filter((s) => s.tab === 'slept');
+      const calls = mine.map((s) => `${s.path} ${s.status}`);
+      // Refused once as expired, renewed (by the session cookie: the token had expired), sent again.
+      expect(calls).toEqual([
+        '/api/inventory 401',
+        '/auth/session-token 200',
+        '/api/inventory 200',
+      ]);
+      const [refused, renewal, retried] = mine;
+      expect(refused!.bearer).toBe(held);
+      expect(renewal!.bearer).toBeUndefined();
+      expect(retried!.bearer).not.toBe(held);
+    } finally {
+      await own.close();
+    }
   });
 
   test('scopes changed on the platform send the merchant to re-authorise, and back', {
