@@ -7,11 +7,17 @@
 // (variants by name as printed; bare and kit always run)
 // BENCH_ABLATION=hono: the Fetch shell's route on Hono and its variants against bare Hono
 // (docs/benchmarks.md, "The Fetch shell's route after issue 31's speed work").
+// BENCH_ROUND_SECONDS (default 1.5): the load of one variant in one round.
+// BENCH_LOAD_SPIN=1: the load generator never sleeps (bench/tools/socket-load.js).
+// On Linux it also prints the server's main thread's user and kernel time a request
+// (/proc/<pid>/task/<pid>/stat): the route's JavaScript apart from the kernel's send and
+// from the GC's helper threads, and steadier between runs than req/s.
 // BENCH_BASELINE=<dir> adds "kit, baseline build": <dir>/bench/peers/server.js,
 // i.e. a copy of an earlier build's dist/ and bench/ (with node_modules linked),
 // so before and after are measured in the same rounds.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,6 +94,17 @@ if (process.env.BENCH_BASELINE)
 // The baseline's kit code under this checkout's mount (bench/peers/server.js with its dist/).
 if (process.env.BENCH_BASELINE && hono)
   variants['kit, baseline build, this mount'] = ['hono', '', undefined, process.env.BENCH_BASELINE];
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 1.5);
+/** The main thread's [user, kernel] CPU µs so far (Linux), else undefined. */
+function mainThreadCpu(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime (fields 14 and 15 of stat) in clock ticks of 10 ms (USER_HZ 100).
+    return [Number(fields[11]) * 10_000, Number(fields[12]) * 10_000];
+  } catch {
+    return undefined;
+  }
+}
 const sides = {};
 // A variant that fails must not leave the others running.
 process.on('exit', () => {
@@ -141,29 +158,42 @@ for (const connections of connectionsArg.split(',').map(Number)) {
       );
       let k = 0;
       const c0 = await cpu(child);
+      const t0 = mainThreadCpu(child.pid);
       const r = await socketLoad(url, {
-        seconds: 1.5,
+        seconds: ROUND_SECONDS,
         connections,
         next: () => requests[k++ % requests.length],
       });
       const c1 = await cpu(child);
+      const t1 = mainThreadCpu(child.pid);
       if (r.errors || Object.keys(r.statuses).some((s) => s !== '200')) {
         throw new Error(`${name}: ${JSON.stringify(r.statuses)} errors=${r.errors}`);
       }
-      if (i > 0) out[name].push({ rps: r.rps, cpu: (c1 - c0) / r.requests, bytes: r.bytes });
+      if (i > 0) {
+        out[name].push({
+          rps: r.rps,
+          cpu: (c1 - c0) / r.requests,
+          bytes: r.bytes,
+          user: t0 && t1 ? (t1[0] - t0[0]) / r.requests : Number.NaN,
+          sys: t0 && t1 ? (t1[1] - t0[1]) / r.requests : Number.NaN,
+        });
+      }
     }
   }
   console.log(`\n${connections} connections, ${roundsArg} rounds`);
   console.log(
-    '| variant | req/s | CPU µs/req | response B | paired req/s vs bare | paired CPU (bare/variant) |',
+    '| variant | req/s | CPU µs/req | main thread user / kernel µs/req | response B | paired req/s vs bare | paired CPU (bare/variant) | paired main-thread user (bare/variant) |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const n of names) {
     const m = out[n];
     const pr = median(m.map((x, i) => x.rps / out.bare[i].rps));
     const pc = median(m.map((x, i) => out.bare[i].cpu / x.cpu));
+    const pu = median(m.map((x, i) => out.bare[i].user / x.user));
+    const user = median(m.map((x) => x.user));
+    const sys = median(m.map((x) => x.sys));
     console.log(
-      `| ${n} | ${Math.round(median(m.map((x) => x.rps)))} | ${median(m.map((x) => x.cpu)).toFixed(1)} | ${Math.round(m[0].bytes)} | ${pr.toFixed(2)} | ${pc.toFixed(2)} |`,
+      `| ${n} | ${Math.round(median(m.map((x) => x.rps)))} | ${median(m.map((x) => x.cpu)).toFixed(1)} | ${user.toFixed(1)} / ${sys.toFixed(1)} | ${Math.round(m[0].bytes)} | ${pr.toFixed(2)} | ${pc.toFixed(2)} | ${pu.toFixed(2)} |`,
     );
   }
 }

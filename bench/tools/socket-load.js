@@ -7,6 +7,14 @@
 // server, so on a 2-core machine shared with the server the generator held the
 // pace down and the servers looked more alike (ratios pressed towards 1;
 // issue 24 item 4, docs/benchmarks.md).
+//
+// BENCH_LOAD_SPIN=1: the generator's event loop never sleeps (a setImmediate loop
+// keeps libuv polling with a zero timeout) while the load runs. A sleeping generator
+// must be woken by each answer the server sends, and on this VM that wake-up (an
+// interrupt to an idle virtual CPU) is paid inside the server's `writev`, more often
+// the slower the server: with the generator spinning, the server's kernel time a
+// request no longer depends on how often the generator slept (docs/benchmarks.md,
+// "Issue 31: the route's time by thread, user and kernel").
 import net from 'node:net';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -44,6 +52,12 @@ export function socketLoad(url, { seconds = 2, connections = 16, next }) {
   let responseBytes = 0;
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
+  let spinning = process.env.BENCH_LOAD_SPIN === '1';
+  // One pending immediate at a time: libuv then polls the sockets without blocking.
+  const spin = () => {
+    if (spinning) setImmediate(spin);
+  };
+  spin();
 
   function connection() {
     return new Promise((resolve) => {
@@ -102,6 +116,7 @@ export function socketLoad(url, { seconds = 2, connections = 16, next }) {
   }
 
   return Promise.all(Array.from({ length: connections }, connection)).then(() => {
+    spinning = false;
     const elapsed = (performance.now() - t0) / 1000;
     latencies.sort((a, b) => a - b);
     const pct = (p) =>
