@@ -98,7 +98,9 @@ const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 1.5);
 /** The main thread's [user, kernel] CPU µs so far (Linux), else undefined. */
 function mainThreadCpu(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    // After the command name, which may itself hold ") ".
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime (fields 14 and 15 of stat) in clock ticks of 10 ms (USER_HZ 100).
     return [Number(fields[11]) * 10_000, Number(fields[12]) * 10_000];
   } catch {
