@@ -15,7 +15,7 @@
 // BENCH_BASELINE=<dir> adds "kit, baseline build": <dir>/bench/peers/server.js,
 // i.e. a copy of an earlier build's dist/ and bench/ (with node_modules linked),
 // so before and after are measured in the same rounds.
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -41,6 +41,11 @@ const honoVariants = {
   "bare + two pass-through middlewares (the mount's shape)": [
     'honoBare',
     'hono-bare-two-middlewares',
+  ],
+  'bare + the least a remembered-token route does (the floor)': ['honoBare', 'hono-bare-floor'],
+  'bare + hono/secure-headers and hono/bearer-auth (what one writes by hand)': [
+    'honoBare',
+    'hono-bare-idiomatic',
   ],
   "bare served from the kit's process": ['hono', 'hono-bare-in-kit-process'],
   'bare + the local platform and its 1000 stores in the process': [
@@ -95,6 +100,14 @@ if (process.env.BENCH_BASELINE)
 if (process.env.BENCH_BASELINE && hono)
   variants['kit, baseline build, this mount'] = ['hono', '', undefined, process.env.BENCH_BASELINE];
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 1.5);
+/**
+ * An unmeasured pass before each round (BENCH_WARM_SECONDS, default 0.3; 0: none). The
+ * processes take turns, so one sits idle for most of the run, and what it does once per
+ * store per interval falls due while it idles: the kit's installation cache (30 s) then
+ * reloads all 1,000 stores inside one measured round, where a server under steady load
+ * spreads it over 30 s of requests (docs/benchmarks.md, "the cache's reload").
+ */
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 0.3);
 /** The main thread's [user, kernel] CPU µs so far (Linux), else undefined. */
 function mainThreadCpu(pid) {
   try {
@@ -107,6 +120,12 @@ function mainThreadCpu(pid) {
     return undefined;
   }
 }
+/**
+ * BENCH_PIN=1 (Linux, taskset): every server on CPU 1 and the load generator on CPU 0, so
+ * neither is moved between the two cores mid-round (steadier rounds on a 2-core machine).
+ */
+const PIN = process.env.BENCH_PIN === '1';
+if (PIN) execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
 const sides = {};
 // A variant that fails must not leave the others running.
 process.on('exit', () => {
@@ -137,6 +156,7 @@ for (const [name, [side, variant, root, dist]] of Object.entries(variants)) {
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
   sides[name] = { child, url: `${info.urls[side]}/api/data`, tokens: info.kitTokens };
+  if (PIN) execFileSync('taskset', ['-a', '-p', '-c', '1', String(child.pid)], { stdio: 'ignore' });
 }
 // Bare Express reads no token: it gets the first kit's.
 const anyTokens = Object.values(sides).find((s) => s.tokens).tokens;
@@ -159,6 +179,16 @@ for (const connections of connectionsArg.split(',').map(Number)) {
         }),
       );
       let k = 0;
+      // Unmeasured: each store's request once or more, so what the server does once per
+      // store per interval (the kit's installation cache reloads every 30 s) is not
+      // charged to this round for the seconds the process sat idle (see WARM_SECONDS).
+      if (WARM_SECONDS > 0) {
+        await socketLoad(url, {
+          seconds: WARM_SECONDS,
+          connections,
+          next: () => requests[k++ % requests.length],
+        });
+      }
       const c0 = await cpu(child);
       const t0 = mainThreadCpu(child.pid);
       const r = await socketLoad(url, {

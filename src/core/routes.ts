@@ -72,11 +72,53 @@ export function createRouteMatcher(routes: readonly KitRoute[]) {
     if (byKey.has(key)) throw new Error(`Two kit routes share the path ${r.path}`);
     byKey.set(key, r);
   }
+  const firsts = [...new Set([...byKey.keys()].map(firstSegment))];
+  // A kit path outside ASCII: every request goes to the map (lower-casing such a path may
+  // change its length, which the first-segment test compares).
+  const gated = firsts.every((f) => [...f].every((c) => c.charCodeAt(0) < 0x80));
+  /**
+   * `method` is read only for a kit path: upper-cased there (`request.method` of a Fetch
+   * runtime may be any case; Node's is upper case already).
+   */
   return function match(method: string, path: string): RouteMatch | undefined {
+    // Most requests of an app are not the kit's: told apart by their first segment alone,
+    // without a new string or a map look-up.
+    if (gated && !mayBeKitPath(path, firsts)) return undefined;
     // The common spelling first: no new string for most requests of the app.
     const route = byKey.get(path) ?? byKey.get(routeKey(path));
-    return route === undefined ? undefined : { route, allowed: serves(route, method) };
+    return route === undefined
+      ? undefined
+      : { route, allowed: serves(route, method.toUpperCase()) };
   };
+}
+
+/** The first segment of a route key (`auth` of `/auth/callback`; `''` of `/`). */
+function firstSegment(key: string): string {
+  const slash = key.indexOf('/', 1);
+  return key.slice(1, slash === -1 ? key.length : slash);
+}
+
+/**
+ * False only when `path` cannot match a key whose first segments are `firsts` (lower
+ * case, ASCII): its first segment, compared as `routeKey` lower-cases, is none of them.
+ * A character outside ASCII (which `toLowerCase` may fold to ASCII: the Kelvin sign) or
+ * a path not starting with `/` leaves the decision to the map.
+ */
+export function mayBeKitPath(path: string, firsts: readonly string[]): boolean {
+  if (path.charCodeAt(0) !== 0x2f) return true;
+  const slash = path.indexOf('/', 1);
+  const length = (slash === -1 ? path.length : slash) - 1;
+  next: for (const first of firsts) {
+    if (first.length !== length) continue;
+    for (let i = 0; i < length; i++) {
+      let c = path.charCodeAt(i + 1);
+      if (c >= 0x41 && c <= 0x5a) c += 0x20;
+      else if (c >= 0x80) return true;
+      if (c !== first.charCodeAt(i)) continue next;
+    }
+    return true;
+  }
+  return false;
 }
 
 /** 405 for a kit path hit with a method it does not serve. */

@@ -7,6 +7,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { CoreRequest, CoreResponse, CoreSession } from '../../src/core/http.js';
+import { routeKey } from '../../src/core/route-path.js';
 import { createKitRoutes, type KitRoute } from '../../src/core/routes.js';
 
 const ok =
@@ -53,6 +54,66 @@ describe('kit route matching', () => {
     for (const path of ['/webhooks//', '/api/webhooks', '/webhooks/x', '/', '/auth2']) {
       expect(await run('POST', path), path).toBeUndefined();
     }
+  });
+
+  it('decides every path as the rule does (lower case, one trailing slash) though most are told apart by their first segment alone', () => {
+    // The rule spelled out: the path's key among the table's keys.
+    const tables: KitRoute[][] = [
+      table,
+      [...table, { ...table[0]!, id: 'session-token', path: '/auth/session-token' }],
+      // A kit path at the root, and two outside ASCII (no first-segment shortcut then).
+      [
+        { ...table[0]!, path: '/' },
+        { ...table[1]!, path: '/café/hooks' },
+        // Lower-casing İ (U+0130) gives two characters: i and a combining dot.
+        { ...table[2]!, path: '/i\u0307' },
+      ],
+    ];
+    const segments = [
+      'auth',
+      'AUTH',
+      'Auth',
+      'webhooks',
+      'WebHooks',
+      'healthz',
+      'api',
+      'aut',
+      'auths',
+      '',
+      'café',
+      'CAFÉ',
+      'caf',
+      'webhoo\u212As',
+      '\u0130',
+      'x.y',
+      '%61uth',
+      'session-token',
+    ];
+    for (const t of tables) {
+      const matcher = createKitRoutes(t);
+      const keys = new Set(t.map((r) => routeKey(r.path)));
+      for (const a of segments) {
+        for (const b of [
+          '',
+          '/',
+          '//',
+          ...segments.map((x) => `/${x}`),
+          ...segments.map((x) => `/${x}/`),
+        ]) {
+          const path = `/${a}${b}`;
+          const expected = keys.has(routeKey(path));
+          expect(matcher.match('GET', path) !== undefined, `${path} in ${[...keys]}`).toBe(
+            expected,
+          );
+        }
+      }
+    }
+  });
+
+  it('a lower-case method from a Fetch runtime is served as its upper case', () => {
+    expect(routes.match('post', '/webhooks')?.allowed).toBe(true);
+    expect(routes.match('head', '/auth')?.allowed).toBe(true);
+    expect(routes.match('get', '/webhooks')?.allowed).toBe(false);
   });
 
   it('a kit path hit with another method answers 405 with Allow and a JSON code', async () => {

@@ -276,6 +276,52 @@ describe('store-app-kit/hono', () => {
     expect(a.status).not.toBe(200);
   });
 
+  it("attack: two stores' requests interleaved each get their own store (a header read once is never another request's)", async () => {
+    // The mount reads Authorization once, as the request enters, and the route's
+    // authenticated() takes it from there: here B enters while A waits in a middleware of
+    // the app's, and A then reaches authenticated() with B's request the last one entered.
+    await internalsOf(kit).storage.installations.upsert('st_hono_mount_b', {
+      scopes: ['read_products'],
+      accessToken: `at_${randomBytes(16).toString('hex')}`,
+      refreshToken: `rt_${randomBytes(16).toString('hex')}`,
+      accessTokenExpiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const tokenB = (await kit.sessionToken('st_hono_mount_b')).token;
+    const hono = storeAppHono(kit);
+    const app = new Hono<Env>();
+    app.use('*', hono.middleware());
+    let arrived = 0;
+    let release = () => {};
+    const bothIn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    app.get(
+      '/api/slow',
+      async (c, next) => {
+        if (c.req.header('x-wait') === '1' && ++arrived === 2) release();
+        if (c.req.header('x-wait') === '1') await bothIn;
+        await next();
+      },
+      hono.authenticated(),
+      (c) => c.json({ storeId: c.get('store').storeId }),
+    );
+    const served = await listen(app);
+    try {
+      const call = (t: string, wait: boolean) =>
+        fetch(`${served.url}/api/slow`, {
+          headers: { authorization: `Bearer ${t}`, ...(wait ? { 'x-wait': '1' } : {}) },
+        }).then(async (r) => ({ status: r.status, body: await r.json() }));
+      // Both tokens remembered first: the interleaved calls are answered from memory.
+      expect((await call(token, false)).body).toEqual({ storeId: 'st_hono_mount' });
+      expect((await call(tokenB, false)).body).toEqual({ storeId: 'st_hono_mount_b' });
+      const [a, b] = await Promise.all([call(token, true), call(tokenB, true)]);
+      expect(a).toEqual({ status: 200, body: { storeId: 'st_hono_mount' } });
+      expect(b).toEqual({ status: 200, body: { storeId: 'st_hono_mount_b' } });
+    } finally {
+      served.server.close();
+    }
+  });
+
   it('raw header lines written to the Node response keep the set under them', async () => {
     for (const { url } of [mount, wrapped]) {
       const res = await fetch(`${url}/raw`);

@@ -84,7 +84,11 @@ export interface FetchShell {
    * else the kit's answer (for the Hono mount, src/shells/hono/, one async hop less
    * on every app request).
    */
-  route(request: Request, options?: FetchOptions | (() => FetchOptions)): Promise<Response> | null;
+  route(
+    request: Request,
+    options?: FetchOptions | ((request: Request, env: unknown) => FetchOptions),
+    env?: unknown,
+  ): Promise<Response> | null;
   /** The in-memory `authenticate` of a bearer `Authorization` value (see FetchShellDeps). */
   fromMemory(authorization: string | undefined): AuthenticatedStore | undefined;
   /** The kit's header set, or undefined when `securityHeaders.enabled` is false. */
@@ -105,10 +109,30 @@ function relativePath(pathname: string, appPath: string): string | undefined {
   return rest.startsWith('/') ? rest : undefined;
 }
 
-/** A path made only of these is read from `Request.url` as it stands (no parse). */
-const PLAIN_PATH = /^\/[A-Za-z0-9_~/-]*$/;
-/** What an authority cannot hold (the URL is not a serialisation): the parser decides. */
-const NOT_AUTHORITY = /[?#\\]/;
+/**
+ * Whether `url[from, to)` holds only what a plain path may (letters, digits, `_~-/`),
+ * read without a regular expression: every request of the app passes here.
+ */
+function isPlainPath(url: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = url.charCodeAt(i);
+    // a-z, A-Z (0x20 folds upper to lower case), 0-9, '-', '/', '_', '~'
+    const lower = c | 0x20;
+    if (lower >= 0x61 && lower <= 0x7a) continue;
+    if ((c >= 0x2d && c <= 0x39 && c !== 0x2e) || c === 0x5f || c === 0x7e) continue;
+    return false;
+  }
+  return true;
+}
+
+/** Whether `url[from, to)` holds `?`, `#` or `\`, which an authority cannot. */
+function breaksAuthority(url: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f || c === 0x23 || c === 0x5c) return true;
+  }
+  return false;
+}
 
 /**
  * The path of a request's URL: `new URL(url).pathname`, without parsing the URL on
@@ -123,8 +147,10 @@ export function pathnameOf(url: string): string {
   if (slash !== -1) {
     let end = url.indexOf('?', slash);
     if (end === -1) end = url.indexOf('#', slash);
-    const path = end === -1 ? url.slice(slash) : url.slice(slash, end);
-    if (PLAIN_PATH.test(path) && !NOT_AUTHORITY.test(url.slice(from, slash))) return path;
+    if (end === -1) end = url.length;
+    if (isPlainPath(url, slash, end) && !breaksAuthority(url, from, slash)) {
+      return end === url.length ? url.slice(slash) : url.slice(slash, end);
+    }
   }
   return new URL(url).pathname;
 }
@@ -198,16 +224,21 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     }
   }
 
-  /** `options` as a function: read only for a request the kit answers. */
+  /** `options` as a function (of `request` and `env`): called only for a request the kit answers. */
   function route(
     request: Request,
-    options: FetchOptions | (() => FetchOptions) = {},
+    options: FetchOptions | ((request: Request, env: unknown) => FetchOptions) = {},
+    env?: unknown,
   ): Promise<Response> | null {
     const path = relativePath(pathnameOf(request.url), deps.appPath);
-    const match =
-      path === undefined ? undefined : deps.routes.match(request.method.toUpperCase(), path);
+    const match = path === undefined ? undefined : deps.routes.match(request.method, path);
     if (match === undefined || path === undefined) return null;
-    return run(request, typeof options === 'function' ? options() : options, path, match);
+    return run(
+      request,
+      typeof options === 'function' ? options(request, env) : options,
+      path,
+      match,
+    );
   }
 
   return {

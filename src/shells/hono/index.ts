@@ -120,6 +120,9 @@ function authorizationOf(request: Request, node: NodeBindings | undefined): stri
 function headWriter(set: HeaderSet, bearer: boolean) {
   const entries = bearer ? set.bearer : set.document;
   const names = new Set<string>([...entries.map(([name]) => name), ...set.removed, 'vary']);
+  // The lengths of those names: a header of the route's of another length is none of them,
+  // told without lower-casing it (a new string per header per answer).
+  const lengths = new Set([...names].map((name) => name.length));
   return function writeHeadWithSet(
     this: NodeOutgoing,
     status: number,
@@ -143,8 +146,8 @@ function headWriter(set: HeaderSet, bearer: boolean) {
     let named: Set<string> | undefined;
     if (typeof head === 'object' && head !== null) {
       for (const key in head) {
-        const lower = key.toLowerCase();
-        if (names.has(lower)) {
+        const lower = lengths.has(key.length) ? key.toLowerCase() : undefined;
+        if (lower !== undefined && names.has(lower)) {
           if (set.removed.includes(lower)) continue;
           named ??= new Set();
           named.add(lower);
@@ -189,20 +192,42 @@ export function createHonoMount(
    * response (PASS), or SECURE_AFTER where the set must be added to the app's answer
    * (no Node response: Bun, Deno, Workers, `app.request`).
    */
+  // The socket's address is read only for the kit's routes (no closure per request).
+  const routeOptions = (request: Request, env: unknown) => ({
+    remoteAddress: addressOf(request, env),
+  });
+
+  /**
+   * The last request whose `Authorization` `enter` read, and that value: `guard` runs
+   * for the same request right after (Hono dispatches synchronously up to the route's
+   * handler) and takes it from here rather than reading the header lines again.
+   * Compared by identity, and dropped once read.
+   */
+  let readFor: Request | undefined;
+  let readValue: string | undefined;
+  function authorizationFor(request: Request, env: unknown): string | undefined {
+    if (readFor === request) {
+      readFor = undefined;
+      return readValue;
+    }
+    return authorizationOf(request, nodeOf(env));
+  }
+
   function enter(
     request: Request,
     env: unknown,
   ): Promise<Response> | typeof PASS | typeof SECURE_AFTER {
-    // The socket's address is read only for the kit's routes.
-    const answered = shell.route(request, () => ({ remoteAddress: addressOf(request, env) }));
+    const answered = shell.route(request, routeOptions, env);
     if (answered !== null) return answered;
     if (set === undefined || writers === undefined) return PASS;
     const node = nodeOf(env);
     const outgoing = node?.outgoing;
     if (outgoing === undefined || outgoing.headersSent) return SECURE_AFTER;
     // The set goes in as the head is written (see headWriter).
-    const bearer = isBearerRequest(authorizationOf(request, node));
-    outgoing.writeHead = bearer ? writers.bearer : writers.document;
+    const authorization = authorizationOf(request, node);
+    readFor = request;
+    readValue = authorization;
+    outgoing.writeHead = isBearerRequest(authorization) ? writers.bearer : writers.document;
     return PASS;
   }
 
@@ -237,7 +262,7 @@ export function createHonoMount(
     then: Handler<E, P> | MiddlewareHandler<E, P>,
   ): Handler<E, P> {
     return (c, next) => {
-      const known = shell.fromMemory(authorizationOf(c.req.raw, nodeOf(c.env)));
+      const known = shell.fromMemory(authorizationFor(c.req.raw, c.env));
       if (known !== undefined) {
         c.set('store', known);
         return then(c, next);
