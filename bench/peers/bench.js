@@ -9,6 +9,8 @@
 //   BENCH_QUICK=1 npm run bench:peers    fewer, shorter rounds
 //   BENCH_CONNECTIONS=16,50              connection counts of the HTTP figures
 //   BENCH_STORES=1000                    stores (a session token each) the route names
+//   BENCH_WARM_SECONDS=0.3               unmeasured load before each HTTP round (0: none)
+//   BENCH_PROCESSES=3                    processes a side for the route figures (rounds in turn)
 //   BENCH_BASELINE=<dir>                 adds the route figures of another build (before/after
 //                                        in one run): <dir>/dist served by this bench's servers,
 //                                        <dir>/node_modules beside it (e.g. a worktree of main, built)
@@ -49,6 +51,15 @@ const filter = process.argv[2];
 const quick = process.env.BENCH_QUICK === '1';
 const ROUNDS = quick ? 5 : 7;
 const HTTP_SECONDS = quick ? 1 : 2;
+/**
+ * An unmeasured pass of load before each HTTP round (BENCH_WARM_SECONDS, default 0.3; 0:
+ * none). The servers take turns, so each sits idle for most of the run, and what a server
+ * does once per store per interval falls due while it idles: the kit's installation cache
+ * (`refresh.cacheTtlMs`, 30 s) then reloads all its stores inside one measured round,
+ * where a server under steady load spreads that over 30 s of requests
+ * (docs/benchmarks.md, "Issue 31: the cache's reload and the process lottery").
+ */
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 0.3);
 const dir = mkdtempSync(join(tmpdir(), 'sak-bench-peers-'));
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const table = [];
@@ -248,6 +259,8 @@ async function startSide(side, env = {}) {
  * requests, bytes (per response) }. `next()` gives each request's bytes.
  */
 const measureHttp = (side, connections, next) => async () => {
+  // Unmeasured (BENCH_WARM_SECONDS): see WARM_SECONDS.
+  if (WARM_SECONDS > 0) await socketLoad(side.url, { seconds: WARM_SECONDS, connections, next });
   const c0 = await side.ask('cpu');
   const r = await socketLoad(side.url, { seconds: HTTP_SECONDS, connections, next });
   const c1 = await side.ask('cpu');
@@ -309,18 +322,43 @@ const roundRobin = (url, tokens) => {
   let i = 0;
   return () => requests[i++ % requests.length];
 };
-/** A side's measurement that skips its result on the warm-up call. */
+/** A side's measurement that skips its result on the warm-up call (one per process). */
 const warmable = (measure) => async (o) => {
   if (o?.warmup) {
-    await measure();
+    for (let i = 0; i < (measure.processes ?? 1); i++) await measure();
     return undefined;
   }
   return measure();
 };
 
+/**
+ * Processes per side of the route figures (BENCH_PROCESSES, default 3). Two processes of
+ * the same server differ by up to a tenth in req/s and CPU a request for the whole of
+ * their life (where V8 puts things, which code it optimises when), so one process a side
+ * makes each run's ratio one draw of that; rounds go to a side's processes in turn
+ * (docs/benchmarks.md, "Issue 31: the cache's reload and the process lottery").
+ */
+const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
+
+/** `PROCESSES` servers of `side` (see startSide). */
+async function startSides(side, env = {}) {
+  const all = [];
+  for (let i = 0; i < PROCESSES; i++) all.push(await startSide(side, env));
+  return all;
+}
+
+/** measureHttp over a side's processes, one round each in turn; `nextOf(process)` its requests. */
+function rotating(list, connections, nextOf) {
+  const measures = list.map((s) => measureHttp(s, connections, nextOf(s)));
+  let turn = 0;
+  const measure = () => measures[turn++ % measures.length]();
+  measure.processes = measures.length;
+  return measure;
+}
+
 if (httpFigures) {
   console.log(
-    `HTTP: one process per server, ${CONNECTIONS.join(' and ')} connections, ${STORES} stores (a token each, round robin); load ${loadAverage()}`,
+    `HTTP: one process per server (the route figures: ${PROCESSES} per side, rounds in turn), ${CONNECTIONS.join(' and ')} connections, ${STORES} stores (a token each, round robin); load ${loadAverage()}`,
   );
 }
 
@@ -379,40 +417,26 @@ if (selected('receiver')) {
 
 // --- authenticated route --------------------------------------------------------
 if (selected('route')) {
-  const kit = await startSide('kit');
-  const bare = await startSide('bare');
-  const shopify = await startSide('shopify');
+  const kit = await startSides('kit');
+  const bare = await startSides('bare');
+  const shopify = await startSides('shopify');
   const before = BASELINE
-    ? await startSide('kit', { BENCH_KIT_DIST: join(BASELINE, 'dist') })
+    ? await startSides('kit', { BENCH_KIT_DIST: join(BASELINE, 'dist') })
     : undefined;
+  const tokens = kit[0].info.kitTokens;
+  const api = (s, t) => roundRobin(`${s.url}/api/data`, t ?? s.info.kitTokens);
   for (const connections of CONNECTIONS) {
     await httpRows(
       {
-        kit: warmable(
-          measureHttp(kit, connections, roundRobin(`${kit.url}/api/data`, kit.info.kitTokens)),
-        ),
+        kit: warmable(rotating(kit, connections, (s) => api(s))),
         ...(before
           ? {
-              before: warmable(
-                measureHttp(
-                  before,
-                  connections,
-                  roundRobin(`${before.url}/api/data`, before.info.kitTokens),
-                ),
-              ),
+              before: warmable(rotating(before, connections, (s) => api(s))),
             }
           : {}),
         // The same tokens: bare Express reads none of them (the same handler, no kit).
-        bare: warmable(
-          measureHttp(bare, connections, roundRobin(`${bare.url}/api/data`, kit.info.kitTokens)),
-        ),
-        shopify: warmable(
-          measureHttp(
-            shopify,
-            connections,
-            roundRobin(`${shopify.url}/api/data`, shopify.info.shopifyTokens),
-          ),
-        ),
+        bare: warmable(rotating(bare, connections, (s) => api(s, tokens))),
+        shopify: warmable(rotating(shopify, connections, (s) => api(s, s.info.shopifyTokens))),
       },
       [
         [
@@ -440,29 +464,31 @@ if (selected('route')) {
       ],
     );
   }
-  for (const s of [kit, bare, shopify, before]) s?.ask('close');
+  for (const s of [kit, bare, shopify, before ?? []].flat()) s.ask('close');
 }
 
 // --- the same route on the Fetch shell: Hono on Node ------------------------------
 if (selected('hono-route')) {
-  const hono = await startSide('hono');
-  const bare = await startSide('honoBare');
+  const hono = await startSides('hono');
+  const bare = await startSides('honoBare');
+  const tokens = hono[0].info.kitTokens;
+  const api = (s, t) => roundRobin(`${s.url}/api/data`, t ?? s.info.kitTokens);
   // The mount without a middleware (hono.fetch(app), hono.authenticated(handler)), where
   // this build has it.
   const wrapped =
-    hono.info.honoMount === 'hono'
-      ? await startSide('hono', { BENCH_VARIANT: 'hono-wrapped' })
+    hono[0].info.honoMount === 'hono'
+      ? await startSides('hono', { BENCH_VARIANT: 'hono-wrapped' })
       : undefined;
   // Bare Hono sending the same three header lines as the kit's bearer answer, in its own
   // answer: the kit's route against a peer that sends the same bytes.
   const bareHeaders = wrapped
-    ? await startSide('honoBare', { BENCH_VARIANT: 'hono-bare-header-bytes' })
+    ? await startSides('honoBare', { BENCH_VARIANT: 'hono-bare-header-bytes' })
     : undefined;
   // Before: the baseline build mounted as its docs show: through store-app-kit/hono when it
   // has one, else one middleware over kit.fetch and kit.secureResponse (BENCH_HONO_BEFORE
   // names another server.js variant, e.g. hono-main-mount for builds before issue 31).
   const before = BASELINE
-    ? await startSide('hono', {
+    ? await startSides('hono', {
         BENCH_KIT_DIST: join(BASELINE, 'dist'),
         BENCH_VARIANT: process.env.BENCH_HONO_BEFORE ?? '',
       })
@@ -473,48 +499,28 @@ if (selected('hono-route')) {
       : side.info.honoSecure
         ? 'kit.fetch, kit.authenticate and kit.secureResponse'
         : 'without a header set (no kit.secureResponse)';
-  console.log(`Hono route: ${headers(hono)}${before ? `; before: ${headers(before)}` : ''}`);
+  console.log(
+    `Hono route: ${headers(hono[0])}${before ? `; before: ${headers(before[0])}` : ''}; ${PROCESSES} processes a side`,
+  );
   for (const connections of CONNECTIONS) {
     await httpRows(
       {
-        hono: warmable(
-          measureHttp(hono, connections, roundRobin(`${hono.url}/api/data`, hono.info.kitTokens)),
-        ),
+        hono: warmable(rotating(hono, connections, (s) => api(s))),
         ...(wrapped
           ? {
-              wrapped: warmable(
-                measureHttp(
-                  wrapped,
-                  connections,
-                  roundRobin(`${wrapped.url}/api/data`, wrapped.info.kitTokens),
-                ),
-              ),
+              wrapped: warmable(rotating(wrapped, connections, (s) => api(s))),
             }
           : {}),
         ...(bareHeaders
           ? {
-              bareHeaders: warmable(
-                measureHttp(
-                  bareHeaders,
-                  connections,
-                  roundRobin(`${bareHeaders.url}/api/data`, hono.info.kitTokens),
-                ),
-              ),
+              bareHeaders: warmable(rotating(bareHeaders, connections, (s) => api(s, tokens))),
             }
           : {}),
         // The same tokens: bare Hono reads none of them (the same handler, no kit).
-        bare: warmable(
-          measureHttp(bare, connections, roundRobin(`${bare.url}/api/data`, hono.info.kitTokens)),
-        ),
+        bare: warmable(rotating(bare, connections, (s) => api(s, tokens))),
         ...(before
           ? {
-              before: warmable(
-                measureHttp(
-                  before,
-                  connections,
-                  roundRobin(`${before.url}/api/data`, before.info.kitTokens),
-                ),
-              ),
+              before: warmable(rotating(before, connections, (s) => api(s))),
             }
           : {}),
       },
@@ -560,7 +566,8 @@ if (selected('hono-route')) {
       ],
     );
   }
-  for (const s of [hono, wrapped, bareHeaders, bare, before]) s?.ask('close');
+  for (const s of [hono, wrapped, bareHeaders, bare, before].flatMap((x) => x ?? []))
+    s.ask('close');
 }
 if (children.length) {
   await Promise.all(

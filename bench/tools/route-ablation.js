@@ -9,6 +9,10 @@
 // (docs/benchmarks.md, "The Fetch shell's route after issue 31's speed work").
 // BENCH_ROUND_SECONDS (default 1.5): the load of one variant in one round.
 // BENCH_LOAD_SPIN=1: the load generator never sleeps (bench/tools/socket-load.js).
+// BENCH_WARM_SECONDS (default 0.3): unmeasured load before each round. BENCH_PIN=1: the
+// servers on CPU 1, the generator on CPU 0 (taskset). One process a variant: two processes
+// of one server differ by up to a tenth (docs/benchmarks.md, "the process lottery"), so
+// compare variants over several runs, or list one twice.
 // On Linux it also prints the server's main thread's user and kernel time a request
 // (/proc/<pid>/task/<pid>/stat): the route's JavaScript apart from the kernel's send and
 // from the GC's helper threads, and steadier between runs than req/s.
