@@ -104,7 +104,7 @@ function firstSegment(key: string): string {
  * A character outside ASCII (which `toLowerCase` may fold to ASCII: the Kelvin sign) or
  * a path not starting with `/` leaves the decision to the map.
  */
-export function mayBeKitPath(path: string, firsts: readonly string[]): boolean {
+function mayBeKitPath(path: string, firsts: readonly string[]): boolean {
   if (path.charCodeAt(0) !== 0x2f) return true;
   const slash = path.indexOf('/', 1);
   const length = (slash === -1 ? path.length : slash) - 1;

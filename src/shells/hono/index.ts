@@ -187,11 +187,6 @@ export function createHonoMount(
   const PASS = 0;
   const SECURE_AFTER = 1;
 
-  /**
-   * The kit's answer for its own routes; otherwise the header set armed on Node's
-   * response (PASS), or SECURE_AFTER where the set must be added to the app's answer
-   * (no Node response: Bun, Deno, Workers, `app.request`).
-   */
   // The socket's address is read only for the kit's routes (no closure per request).
   const routeOptions = (request: Request, env: unknown) => ({
     remoteAddress: addressOf(request, env),
@@ -201,7 +196,8 @@ export function createHonoMount(
    * The last request whose `Authorization` `enter` read, and that value: `guard` runs
    * for the same request right after (Hono dispatches synchronously up to the route's
    * handler) and takes it from here rather than reading the header lines again.
-   * Compared by identity, and dropped once read.
+   * Compared by identity, and dropped once read (a request whose route has no
+   * `authenticated()` is held only until the next one enters).
    */
   let readFor: Request | undefined;
   let readValue: string | undefined;
@@ -213,6 +209,11 @@ export function createHonoMount(
     return authorizationOf(request, nodeOf(env));
   }
 
+  /**
+   * The kit's answer for its own routes; otherwise the header set armed on Node's
+   * response (PASS), or SECURE_AFTER where the set must be added to the app's answer
+   * (no Node response: Bun, Deno, Workers, `app.request`).
+   */
   function enter(
     request: Request,
     env: unknown,
