@@ -391,6 +391,23 @@ async function startHonoKit(kit) {
  *   hono-bare-two-middlewares  two synchronous pass-through middlewares, one on every path and
  *                         one on the route (the mount's shape: Hono's composition alone)
  */
+/** A JSON answer's head with the kit's bearer header set (HSTS, nosniff, Vary), as bare Hono sends it. */
+const BEARER_ANSWER_HEADERS = {
+  'content-type': 'application/json',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  vary: 'Authorization',
+};
+
+/**
+ * What a by-hand route keeps of a session token on first sight: its store and expiry, read
+ * from the payload (the signature is checked once per token on the kit's side too).
+ */
+function rememberedStore(token) {
+  const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+  return { storeId: claims.sub, scopes: ['read_products'], until: claims.exp * 1000 };
+}
+
 async function startHonoBare() {
   const { Hono } = await import('hono');
   const app = new Hono();
@@ -446,20 +463,14 @@ async function startHonoBare() {
       '/api/data',
       () =>
         new Response(JSON.stringify({ storeId: HONO_BARE_ID, ok: true }), {
-          headers: {
-            'content-type': 'application/json',
-            'strict-transport-security': 'max-age=31536000; includeSubDomains',
-            'x-content-type-options': 'nosniff',
-            vary: 'Authorization',
-          },
+          headers: BEARER_ANSWER_HEADERS,
         }),
     );
     return honoListenable(app);
   }
   if (VARIANT === 'hono-bare-floor') {
     // The least a remembered-token route can do (no kit): the bearer value looked up in a
-    // Map (its store read from the token's payload on first sight; the signature is
-    // checked once per token on the kit's side too, so it is left out), its expiry
+    // Map (rememberedStore on first sight), its expiry
     // checked, a store object set on the context, and the three header lines in the
     // handler's own plain header object. The floor under `hono.authenticated(handler)`.
     const seen = new Map();
@@ -473,21 +484,13 @@ async function startHonoBare() {
       }
       let known = authorization === undefined ? undefined : seen.get(authorization);
       if (known === undefined && authorization?.startsWith('Bearer ')) {
-        const claims = JSON.parse(
-          Buffer.from(authorization.slice(7).split('.')[1], 'base64url').toString(),
-        );
-        known = { storeId: claims.sub, scopes: ['read_products'], until: claims.exp * 1000 };
+        known = rememberedStore(authorization.slice(7));
         seen.set(authorization, known);
       }
       if (known === undefined || Date.now() >= known.until) return c.text('', 401);
       c.set('store', { storeId: known.storeId, scopes: known.scopes });
       return new Response(JSON.stringify({ storeId: c.get('store').storeId, ok: true }), {
-        headers: {
-          'content-type': 'application/json',
-          'strict-transport-security': 'max-age=31536000; includeSubDomains',
-          'x-content-type-options': 'nosniff',
-          vary: 'Authorization',
-        },
+        headers: BEARER_ANSWER_HEADERS,
       });
     });
     return honoListenable(app);
@@ -506,8 +509,7 @@ async function startHonoBare() {
         verifyToken: (token, c) => {
           let known = seen.get(token);
           if (known === undefined) {
-            const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-            known = { storeId: claims.sub, scopes: ['read_products'], until: claims.exp * 1000 };
+            known = rememberedStore(token);
             seen.set(token, known);
           }
           if (Date.now() >= known.until) return false;
