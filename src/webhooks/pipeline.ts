@@ -94,9 +94,12 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
   const nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const ackClock = createAckClock(options.ackTimeoutMs);
   const check = { headers: options.headers, toleranceSeconds: options.toleranceSeconds };
-  function headerFailure(headers: WebhookHeaders): WebhookVerificationError | undefined {
+  function headerFailure(
+    headers: WebhookHeaders,
+    now: number,
+  ): WebhookVerificationError | undefined {
     try {
-      checkDeliveryHeaders(headers, { ...check, nowSeconds: nowSeconds() });
+      checkDeliveryHeaders(headers, { ...check, nowSeconds: now });
       return undefined;
     } catch (err) {
       if (!(err instanceof WebhookVerificationError)) throw err;
@@ -125,17 +128,25 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
     /**
      * Standard Webhooks: unsigned, stale or malformed headers refused before
      * any body byte. A timestamp out of tolerance is checked again after
-     * reading the platform's clock once more (`resyncClock`).
+     * reading the platform's clock once more (`resyncClock`). Answers the
+     * refusal, or the delivery's arrival time (platform clock, Unix seconds):
+     * the one instant its timestamp is judged against, here and again with
+     * the signature, however long the body then takes to arrive.
      */
-    async refuseHeaders(headers: WebhookHeaders, path: string): Promise<CoreResponse | undefined> {
-      if (options.scheme !== 'standard-webhooks') return undefined;
-      let failure = headerFailure(headers);
+    async admitHeaders(
+      headers: WebhookHeaders,
+      path: string,
+    ): Promise<{ refused: CoreResponse } | { arrivedAt: number }> {
+      let arrivedAt = nowSeconds();
+      if (options.scheme !== 'standard-webhooks') return { arrivedAt };
+      let failure = headerFailure(headers, arrivedAt);
       if (failure?.code === TIMESTAMP_OUT_OF_TOLERANCE && (await deps.resyncClock?.())) {
-        failure = headerFailure(headers);
+        arrivedAt = nowSeconds();
+        failure = headerFailure(headers, arrivedAt);
       }
-      if (!failure) return undefined;
+      if (!failure) return { arrivedAt };
       logger?.warn({ errorCode: failure.code, path }, 'webhook delivery refused');
-      return refusal(failure.status ?? 401, failure.code, failure.message);
+      return { refused: refusal(failure.status ?? 401, failure.code, failure.message) };
     },
 
     tooLarge(): CoreResponse {
@@ -157,16 +168,22 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
       return refusal(408, 'WEBHOOK_BODY_TIMEOUT', message, { connection: 'close' });
     },
 
-    /** The verified event, or the refusal (401/400) when the bytes do not verify. */
+    /**
+     * The verified event, or the refusal (401/400) when the bytes do not verify.
+     * The timestamp is judged at `arrivedAt` (see `admitHeaders`): a delivery
+     * admitted at the edge of the tolerance is not refused because its body
+     * took a second to arrive, nor without the clock re-read it was admitted by.
+     */
     async verify(
       raw: Buffer,
       headers: WebhookHeaders,
       path: string,
+      arrivedAt: number,
     ): Promise<{ event: WebhookEvent } | { refused: CoreResponse }> {
       try {
         if (options.scheme === 'standard-webhooks') {
           return {
-            event: verify(raw, headers, options.secrets, { ...check, nowSeconds: nowSeconds() }),
+            event: verify(raw, headers, options.secrets, { ...check, nowSeconds: arrivedAt }),
           };
         }
         const event = await options.scheme({
@@ -175,7 +192,7 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
           secrets: options.secrets,
           headerNames: options.headers,
           toleranceSeconds: options.toleranceSeconds,
-          nowSeconds: nowSeconds(),
+          nowSeconds: arrivedAt,
         });
         return { event };
       } catch (err) {
@@ -291,10 +308,10 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
 
   return async function webhookReceiver(req) {
     const headers = headersOf(req);
-    const refused =
-      decide.refuseRequest(req.method, req.header('content-type')) ??
-      (await decide.refuseHeaders(headers, req.path));
+    const refused = decide.refuseRequest(req.method, req.header('content-type'));
     if (refused) return early(req, refused);
+    const admitted = await decide.admitHeaders(headers, req.path);
+    if ('refused' in admitted) return early(req, admitted.refused);
     const declared = declaredLength(req);
     if (declared !== undefined && declared > options.maxBodyBytes) {
       return early(req, decide.tooLarge());
@@ -306,7 +323,7 @@ export function createWebhookCore(deps: WebhookCoreDeps): CoreHandler {
     let verified: Awaited<ReturnType<WebhookDecisions['verify']>>;
     try {
       const body = await req.body(options.maxBodyBytes, options.bodyTimeoutMs);
-      verified = await decide.verify(nodeBytes(body), headers, req.path);
+      verified = await decide.verify(nodeBytes(body), headers, req.path, admitted.arrivedAt);
     } catch (err) {
       if (!(err instanceof CoreBodyError)) throw err;
       if (err.reason === 'consumed') {

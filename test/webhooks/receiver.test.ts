@@ -79,6 +79,58 @@ describe('webhook receiver', () => {
     expect(runs).toBe(0);
   });
 
+  it('judges the timestamp once, on arrival: a slow body does not push an admitted delivery out of tolerance', async () => {
+    // The receiver's clock, moved by the test: a delivery arrives exactly 300 s
+    // (the tolerance) after its timestamp, and its body finishes 5 s later.
+    let now = Math.floor(Date.now() / 1000);
+    let reads = 0;
+    const { app, webhooks } = receiverApp(t.storage, {
+      secrets: [secret],
+      nowSeconds: () => {
+        reads++;
+        return now;
+      },
+    });
+    const seen: string[] = [];
+    webhooks.on('test.ping', (event) => {
+      seen.push(event.id);
+    });
+    const d = signDelivery(secret, ping(), { at: new Date((now - 300) * 1000) });
+    const server = app.listen(0);
+    try {
+      const port = (server.address() as { port: number }).port;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { port, method: 'POST', path: '/webhooks', headers: { ...d.headers } },
+          (r: http.IncomingMessage) => {
+            r.resume();
+            resolve(r.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.write(d.body.slice(0, 5));
+        // Once the headers were judged, the clock moves on; then the rest of the body.
+        const finish = setInterval(() => {
+          if (reads === 0) return;
+          clearInterval(finish);
+          now += 5;
+          req.end(d.body.slice(5));
+        }, 5);
+      });
+      expect(status).toBe(200);
+      expect(seen).toEqual([d.id]);
+    } finally {
+      server.close();
+    }
+    // A delivery already 305 s old when it arrives is refused, as it should be.
+    const late = await post(
+      app,
+      signDelivery(secret, ping(), { at: new Date((now - 305) * 1000) }),
+    );
+    expect(late.status).toBe(401);
+    expect(late.body.code).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+  });
+
   it('accepts deliveries signed with either secret during a rotation', async () => {
     const next = newSecret();
     const { app } = receiverApp(t.storage, { secrets: [next, secret] });
