@@ -194,6 +194,23 @@ const handler = (_req, res) =>
     ok: true,
   });
 
+/** A JSON answer's head with the kit's bearer header set (HSTS, nosniff, Vary), as bare Hono sends it. */
+const BEARER_ANSWER_HEADERS = {
+  'content-type': 'application/json',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  vary: 'Authorization',
+};
+
+/**
+ * What a by-hand route keeps of a session token on first sight: its store and expiry, read
+ * from the payload (the signature is checked once per token on the kit's side too).
+ */
+function rememberedStore(token) {
+  const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+  return { storeId: claims.sub, scopes: ['read_products'], until: claims.exp * 1000 };
+}
+
 const bareApp = express();
 if (VARIANT === 'security-headers') {
   const { resolveConfig } = await import('../../dist/config/index.js');
@@ -267,6 +284,35 @@ if (VARIANT === 'nested-router') {
   const nested = express.Router();
   nested.use((_req, _res, next) => next());
   bareApp.use(nested);
+}
+if (VARIANT === 'route-passthrough') {
+  // The shape of the README mount without its work: one pass-through handler before the
+  // route's (Express dispatches two handlers on the route instead of one).
+  bareApp.get('/api/data', (_req, _res, next) => next());
+}
+if (VARIANT === 'express-floor') {
+  // The least a remembered-token route can do on Express (no kit), as hono-bare-floor on
+  // Hono: a route middleware that looks the bearer value up in a Map (rememberedStore on
+  // first sight), checks its expiry, sets the store and the bearer answer's three header
+  // lines, then the same handler. The floor under `kit.authenticated()`.
+  const seen = new Map();
+  bareApp.get('/api/data', (req, res, next) => {
+    const authorization = req.headers.authorization;
+    let known = authorization === undefined ? undefined : seen.get(authorization);
+    if (known === undefined && authorization?.startsWith('Bearer ')) {
+      known = rememberedStore(authorization.slice(7));
+      seen.set(authorization, known);
+    }
+    if (known === undefined || Date.now() >= known.until) {
+      res.status(401).end();
+      return;
+    }
+    res.setHeader('strict-transport-security', BEARER_ANSWER_HEADERS['strict-transport-security']);
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('vary', 'Authorization');
+    res.locals.store = { storeId: known.storeId, scopes: known.scopes };
+    next();
+  });
 }
 bareApp.get('/api/data', handler);
 const kitSide = sides.has('kit') || sides.has('hono') ? await startKit() : undefined;
@@ -391,23 +437,6 @@ async function startHonoKit(kit) {
  *   hono-bare-two-middlewares  two synchronous pass-through middlewares, one on every path and
  *                         one on the route (the mount's shape: Hono's composition alone)
  */
-/** A JSON answer's head with the kit's bearer header set (HSTS, nosniff, Vary), as bare Hono sends it. */
-const BEARER_ANSWER_HEADERS = {
-  'content-type': 'application/json',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains',
-  'x-content-type-options': 'nosniff',
-  vary: 'Authorization',
-};
-
-/**
- * What a by-hand route keeps of a session token on first sight: its store and expiry, read
- * from the payload (the signature is checked once per token on the kit's side too).
- */
-function rememberedStore(token) {
-  const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-  return { storeId: claims.sub, scopes: ['read_products'], until: claims.exp * 1000 };
-}
-
 async function startHonoBare() {
   const { Hono } = await import('hono');
   const app = new Hono();

@@ -81,6 +81,8 @@ const variants = hono
   : {
       bare: ['bare', ''],
       'bare + security headers': ['bare', 'security-headers'],
+      'bare + a pass-through route middleware': ['bare', 'route-passthrough'],
+      'bare + the least a remembered-token route does (the floor)': ['bare', 'express-floor'],
       'bare + nested Router': ['bare', 'nested-router'],
       'bare + AsyncLocalStorage in use': ['bare', 'async-local-storage'],
       'bare + ~9 MB more live heap': ['bare', 'larger-heap'],
@@ -96,6 +98,14 @@ const variants = hono
         'kit',
         'platform-in-process',
       ],
+      'skip open': ['kit', 'skip-open'],
+      'skip log': ['kit', 'skip-log'],
+      'skip parsers+watch': ['kit', 'skip-parsers+watch'],
+      'skip match': ['kit', 'skip-match'],
+      'skip all': ['kit', 'skip-open+log+parsers+watch+match'],
+      'skip headers': ['kit', 'skip-headers'],
+      'skip auth': ['kit', 'skip-auth'],
+      'skip open+headers+auth': ['kit', 'skip-open+headers+auth'],
       kit: ['kit', ''],
     };
 if (process.env.BENCH_BASELINE)

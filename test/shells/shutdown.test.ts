@@ -9,7 +9,7 @@
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http, { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -234,6 +234,93 @@ describe('kit.shutdown() on Express without the server (the kit counts its own r
     } finally {
       agent.destroy();
       app.server.close();
+    }
+  });
+});
+
+describe('kit.shutdown() on Express: what is in flight on a connection', () => {
+  /** Raw HTTP/1.1 over one socket: resolves with the bytes once `answers` bodies arrived. */
+  function rawExchange(port: number, requests: string, answers: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(requests));
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+        if ((received.match(/\{"installations":\d+\}/g) ?? []).length < answers) return;
+        socket.destroy();
+        resolve(received);
+      });
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+  }
+
+  it('two pipelined requests: the shutdown waits for the slow first one, though the second is written', async () => {
+    const app = await startApp('express', { deadlineMs: 5_000 });
+    try {
+      // The second answer is ready at once but queued behind the first (HTTP/1 answers in
+      // order): the connection is under way until its newest answer closes.
+      const exchange = rawExchange(
+        app.port,
+        'GET /slow?ms=600 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow?ms=0 HTTP/1.1\r\nHost: x\r\n\r\n',
+        2,
+      );
+      await sleep(150);
+      const result = await app.kit.shutdown();
+      const received = await exchange;
+      // Both read the database after the shutdown began: storage was still open for them.
+      const answers = received.match(/HTTP\/1\.1 \d+/g);
+      expect(answers).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+      expect(received.match(/\{"installations":0\}/g)).toHaveLength(2);
+      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+    } finally {
+      app.server.close();
+    }
+  });
+
+  it('a request whose client left before the kit saw it holds nothing back', async () => {
+    const kit = (await storeApp(
+      offlineKitOptions({
+        environment: 'test',
+        shutdown: { deadlineMs: 4_000 },
+        session: { secret: 's'.repeat(32) },
+        storage: { databaseUrl: join(dir, `gone-${++files}.db`) },
+      }),
+    )) as StoreAppKit;
+    const app = express();
+    let reachedKit!: () => void;
+    const kitSaw = new Promise<void>((resolve) => {
+      reachedKit = resolve;
+    });
+    // The app's own middleware before the kit: it waits until the client has gone.
+    app.use((req, _res, next) => {
+      req.socket.once('close', () => {
+        next();
+        reachedKit();
+      });
+    });
+    app.use(kit.middleware());
+    app.get('/late', (_req, res) => {
+      res.json({ ok: true });
+    });
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.write('GET /late HTTP/1.1\r\nHost: x\r\n\r\n');
+        setTimeout(() => socket.destroy(), 50);
+      });
+      socket.on('error', () => {});
+      await kitSaw;
+      const started = performance.now();
+      const result = await kit.shutdown();
+      // Counted, it would never be released (its response closed before the kit listened).
+      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      server.close();
     }
   });
 });

@@ -21,6 +21,7 @@ import { kitSessionOf, sendCoreResponse, toCoreRequest } from './adapter.js';
 import { expressAuthenticated } from './authenticated.js';
 import { kitErrorHandler } from './errors.js';
 import { assertSupportedExpress } from './express-version.js';
+import { inFlightCensus } from './in-flight.js';
 import { expressLaunchWatch } from './launch-watch.js';
 import type { ResolvedSecurityHeadersOptions } from './options.js';
 import { parserCheck } from './parser-check.js';
@@ -96,22 +97,8 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   const appHeaders = deps.headers.options.scope === 'app' ? applyHeaders : undefined;
   const watch = deps.launchWatch ? expressLaunchWatch(deps.launchWatch) : undefined;
   const attachLog = attachRequestLog(logger);
-  const { drain } = deps;
-  // Responses under way, each with whether it is counted in flight (Drain.countRequest):
-  // those whose headers are not sent when draining begins say close too. A map of our
-  // own rather than a mark on the response: adding a property to each of Express's
-  // responses (whose prototype Express sets per request) costs a map change and a
-  // prototype-chain miss on every request.
-  const open = new Map<Response, boolean>();
-  drain.onBegin(() => {
-    for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
-  });
-  function responseClosed(this: Response): void {
-    const counted = open.get(this);
-    if (counted === undefined) return;
-    open.delete(this);
-    if (counted) drain.leaveRequest();
-  }
+  // Requests under way, for a shutdown (counted lazily on HTTP/1: see in-flight.ts).
+  const noteInFlight = inFlightCensus(deps.drain);
 
   const webhookPath = routes.routes.find((r) => r.id === 'webhooks')?.path;
   // An error of the kit's own work goes to the kit's handler (JSON or page, 503 for storage).
@@ -131,15 +118,8 @@ export function createExpressShell(deps: ExpressShellDeps): ExpressShell {
   const middleware: KitMiddleware = function storeAppRequestStart(req, res, next) {
     let answer: Promise<CoreResponse> | undefined;
     try {
-      // Once per response, though an app may mount the kit twice: in flight until the
-      // response closes (a shutdown waits for it before storage closes), through one
-      // listener shared by every response (no closure or once-wrapper per request).
-      if (!open.has(res)) {
-        open.set(res, drain.countRequest());
-        // Draining: the client's next request goes over a new connection, to another instance.
-        if (drain.draining()) res.setHeader('connection', 'close');
-        res.on('close', responseClosed);
-      }
+      // In flight until the response closes: a shutdown waits for it before storage closes.
+      noteInFlight(req, res);
       attachLog(req, res);
       checkParsers?.(req);
       watch?.note(req, res);
