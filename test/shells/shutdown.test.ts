@@ -279,6 +279,47 @@ describe('kit.shutdown() on Express: what is in flight on a connection', () => {
     }
   });
 
+  it('two kits in one app: each waits for the request under way on a connection', async () => {
+    const kits = [] as StoreAppKit[];
+    for (const name of ['first', 'second']) {
+      kits.push(
+        (await storeApp(
+          offlineKitOptions({
+            environment: 'test',
+            shutdown: { deadlineMs: 4_000 },
+            session: { secret: 's'.repeat(32) },
+            storage: { databaseUrl: join(dir, `${name}-${++files}.db`) },
+          }),
+        )) as StoreAppKit,
+      );
+    }
+    const [first, second] = kits as [StoreAppKit, StoreAppKit];
+    const app = express();
+    app.use(first.middleware());
+    app.use(second.middleware());
+    app.get('/slow', async (_req, res) => {
+      await sleep(400);
+      // The second kit's storage must still be open: its shutdown waits for this request.
+      res.json({ installations: (await second.installations.list()).length });
+    });
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const target = { kit: second, server, port, url: `http://127.0.0.1:${port}` };
+      const inFlight = get(agent, target, '/slow');
+      await sleep(100);
+      const result = await second.shutdown();
+      expect(await inFlight).toMatchObject({ status: 200, body: { installations: 0 } });
+      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+    } finally {
+      agent.destroy();
+      server.close();
+      await first.close();
+    }
+  });
+
   it('a request whose client left before the kit saw it holds nothing back', async () => {
     const kit = (await storeApp(
       offlineKitOptions({

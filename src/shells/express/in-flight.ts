@@ -23,15 +23,16 @@ import type { Socket } from 'node:net';
 import type { Request, Response } from 'express';
 import type { Drain } from '../../core/drain.js';
 
-/** The newest response the kit saw on a socket. */
-const LATEST = Symbol('storeApp.latestResponse');
-type WatchedSocket = Socket & { [LATEST]?: Response | undefined };
+/** A socket with the newest response one census saw on it, under that census's own key. */
+type WatchedSocket = Socket & { [latest: symbol]: Response | undefined };
 
 /** Notes each request that passes the kit (idempotent per response: the kit may be mounted twice). */
 export type InFlightNote = (req: Request, res: Response) => void;
 
 /** The in-flight census of one Express shell over the composition's drain state. */
 export function inFlightCensus(drain: Drain): InFlightNote {
+  // A key of this census's own: two kits in one server each see every connection.
+  const LATEST = Symbol('storeApp.latestResponse');
   /** Responses watched one by one, each with whether `countRequest` counted it. */
   const open = new Map<Response, boolean>();
   /** Sockets whose newest response is kept (HTTP/1, before draining). */
