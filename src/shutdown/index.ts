@@ -104,15 +104,54 @@ const watched = new WeakMap<object, { stopListening(): void }>();
  * socket that served a request is closed as soon as it is idle. A connection that
  * never sent a byte is left alone (closing it could reset a request on its way;
  * the deadline ends it).
+ *
+ * Until draining begins, an HTTP/1 request costs a property write: the newest
+ * response of each connection is kept on its socket (one `close` listener per
+ * connection), and when draining begins those not closed are counted and watched
+ * (HTTP/1 answers in order: a connection's newest response closes last), and only
+ * they get `Connection: close`, never an earlier answer pipelined before them,
+ * which Node would send as the connection's last. HTTP/2's compatibility API,
+ * and every request once draining, are watched one by one (src/shells/express/
+ * in-flight.ts does the same for `kit.middleware()` without a server).
  */
 export function watchServer(server: NodeServer, drain: Drain): void {
   if (watched.has(server)) return;
   // Every request of the server is counted here; the shells stop counting theirs.
   drain.serverCounts();
+  const LATEST = Symbol('storeApp.serverLatest');
+  type Noted = Socket & { [LATEST]?: ServerResponse | undefined };
+  /** HTTP/1 sockets with their newest response kept, before draining begins. */
+  const noted = new Set<Noted>();
+  /** Responses watched one by one that draining has not seen begin yet. */
   const live = new Set<ServerResponse>();
-  /** Sockets that served a request, and how many of their responses are not closed yet. */
+  /** Sockets whose responses are watched, and how many of those are not closed yet. */
   const sockets = new Map<Socket, number>();
   let stopped = false;
+  function forget(this: Noted): void {
+    noted.delete(this);
+    sockets.delete(this);
+    this[LATEST] = undefined;
+  }
+  /** `res` counted in flight until it closes, its socket closed then once the server stopped. */
+  function watch(res: ServerResponse, socket: Socket): void {
+    // Closed already (its socket went first): nothing to wait for, and no close to come.
+    if (res.closed) return;
+    const leave = drain.enter();
+    const open = sockets.get(socket);
+    if (open === undefined && !noted.has(socket)) socket.once('close', forget);
+    sockets.set(socket, (open ?? 0) + 1);
+    if (drain.draining()) {
+      if (!res.headersSent) res.setHeader('connection', 'close');
+    } else live.add(res);
+    res.once('close', () => {
+      live.delete(res);
+      const left = (sockets.get(socket) ?? 1) - 1;
+      sockets.set(socket, left);
+      // Its answer went out kept alive before draining began: nothing more may come on it.
+      if (left === 0 && stopped) socket.destroySoon();
+      leave();
+    });
+  }
   watched.set(server, {
     stopListening() {
       stopped = true;
@@ -122,23 +161,25 @@ export function watchServer(server: NodeServer, drain: Drain): void {
   drain.onBegin(() => {
     for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
     live.clear();
+    // The census: from now on each noted connection is watched as the others are.
+    for (const socket of noted) {
+      const res = socket[LATEST];
+      if (!sockets.has(socket)) sockets.set(socket, 0);
+      if (res !== undefined) watch(res, socket);
+    }
+    noted.clear();
   });
   server.prependListener('request', function storeAppInFlight(req, res) {
-    const leave = drain.enter();
-    const { socket } = req;
-    const open = sockets.get(socket);
-    if (open === undefined) socket.once('close', () => sockets.delete(socket));
-    sockets.set(socket, (open ?? 0) + 1);
-    if (drain.draining()) res.setHeader('connection', 'close');
-    else live.add(res);
-    res.once('close', () => {
-      live.delete(res);
-      const left = (sockets.get(socket) ?? 1) - 1;
-      sockets.set(socket, left);
-      // Its answer went out kept alive before draining began: nothing more may come on it.
-      if (left === 0 && stopped) socket.destroySoon();
-      leave();
-    });
+    const socket = req.socket as Noted;
+    if (req.httpVersionMajor === 1 && !drain.draining() && !socket.destroyed) {
+      if (socket[LATEST] === undefined) {
+        noted.add(socket);
+        socket.once('close', forget);
+      }
+      socket[LATEST] = res;
+      return;
+    }
+    watch(res, socket);
   });
 }
 

@@ -256,28 +256,39 @@ describe('kit.shutdown() on Express: what is in flight on a connection', () => {
     });
   }
 
-  it('two pipelined requests: the shutdown waits for the slow first one, though the second is written', async () => {
-    const app = await startApp('express', { deadlineMs: 5_000 });
-    try {
-      // The second answer is ready at once but queued behind the first (HTTP/1 answers in
-      // order): the connection is under way until its newest answer closes.
-      const exchange = rawExchange(
-        app.port,
-        'GET /slow?ms=600 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow?ms=0 HTTP/1.1\r\nHost: x\r\n\r\n',
-        2,
-      );
-      await sleep(150);
-      const result = await app.kit.shutdown();
-      const received = await exchange;
-      // Both read the database after the shutdown began: storage was still open for them.
-      const answers = received.match(/HTTP\/1\.1 \d+/g);
-      expect(answers).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
-      expect(received.match(/\{"installations":0\}/g)).toHaveLength(2);
-      expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
-    } finally {
-      app.server.close();
-    }
-  });
+  it.each([
+    ['kit.middleware() counting', false],
+    ['the server watched (shutdownOnSignals)', true],
+  ])(
+    'two pipelined requests (%s): the shutdown waits for the slow first one, and both answers go out',
+    async (_name, watchedServer) => {
+      const app = await startApp('express', { deadlineMs: 5_000 });
+      const remove = watchedServer
+        ? app.kit.shutdownOnSignals({ server: app.server, signals: ['SIGUSR2'], exit: false })
+        : undefined;
+      try {
+        // The second answer is ready at once but queued behind the first (HTTP/1 answers in
+        // order): the connection is under way until its newest answer closes, and a
+        // `Connection: close` on the first answer would make Node drop the second.
+        const exchange = rawExchange(
+          app.port,
+          'GET /slow?ms=600 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow?ms=0 HTTP/1.1\r\nHost: x\r\n\r\n',
+          2,
+        );
+        await sleep(150);
+        const result = await app.kit.shutdown(watchedServer ? { server: app.server } : {});
+        const received = await exchange;
+        // The first reads the database after the shutdown began: storage was still open for it.
+        const answers = received.match(/HTTP\/1\.1 \d+/g);
+        expect(answers).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+        expect(received.match(/\{"installations":0\}/g)).toHaveLength(2);
+        expect(result).toMatchObject({ drained: true, cut: 0, closed: true });
+      } finally {
+        remove?.();
+        app.server.close();
+      }
+    },
+  );
 
   it('two kits in one app: each waits for the request under way on a connection', async () => {
     const kits = [] as StoreAppKit[];
