@@ -689,6 +689,11 @@ const apps = {
 };
 const servers = {};
 for (const side of ALL_SIDES) if (sides.has(side)) servers[side] = await listen(apps[side]);
+// watched-server: the kit's server watched for a shutdown, as the templates start it
+// (`kit.shutdownOnSignals({ server })`): the server counts every request in flight.
+if (VARIANT === 'watched-server' && servers.kit) {
+  kitSide.kit.shutdownOnSignals({ server: servers.kit.server, signals: [], exit: false });
+}
 
 const cpu = () => {
   const u = process.cpuUsage();

@@ -98,14 +98,10 @@ const variants = hono
         'kit',
         'platform-in-process',
       ],
-      'skip open': ['kit', 'skip-open'],
-      'skip log': ['kit', 'skip-log'],
-      'skip parsers+watch': ['kit', 'skip-parsers+watch'],
-      'skip match': ['kit', 'skip-match'],
-      'skip all': ['kit', 'skip-open+log+parsers+watch+match'],
-      'skip headers': ['kit', 'skip-headers'],
-      'skip auth': ['kit', 'skip-auth'],
-      'skip open+headers+auth': ['kit', 'skip-open+headers+auth'],
+      'kit, its server watched (shutdownOnSignals, as the templates start it)': [
+        'kit',
+        'watched-server',
+      ],
       kit: ['kit', ''],
     };
 if (process.env.BENCH_BASELINE)
