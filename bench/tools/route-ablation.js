@@ -98,7 +98,7 @@ const variants = hono
         'kit',
         'platform-in-process',
       ],
-      'kit, its server watched (shutdownOnSignals, as the templates start it)': [
+      'kit with its server watched (shutdownOnSignals as the templates start it)': [
         'kit',
         'watched-server',
       ],
