@@ -186,15 +186,30 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
             event: verify(raw, headers, options.secrets, { ...check, nowSeconds: arrivedAt }),
           };
         }
-        const event = await options.scheme({
-          rawBody: raw,
-          headers,
-          secrets: options.secrets,
-          headerNames: options.headers,
-          toleranceSeconds: options.toleranceSeconds,
-          nowSeconds: arrivedAt,
-        });
-        return { event };
+        const scheme = options.scheme;
+        const custom = (now: number) =>
+          scheme({
+            rawBody: raw,
+            headers,
+            secrets: options.secrets,
+            headerNames: options.headers,
+            toleranceSeconds: options.toleranceSeconds,
+            nowSeconds: now,
+          });
+        try {
+          return { event: await custom(arrivedAt) };
+        } catch (err) {
+          // As for the standard scheme's headers: a timestamp refused as out of tolerance is
+          // judged once more after reading the platform's clock again (a fresh instance).
+          if (
+            !(err instanceof WebhookVerificationError) ||
+            err.code !== TIMESTAMP_OUT_OF_TOLERANCE ||
+            !(await deps.resyncClock?.())
+          ) {
+            throw err;
+          }
+          return { event: await custom(nowSeconds()) };
+        }
       } catch (err) {
         const refused =
           err instanceof WebhookVerificationError

@@ -176,6 +176,8 @@ export function receiverApp(
     /** Middleware mounted before the receiver (body parsers). */
     before?: (app: Express) => void;
     nowSeconds?: () => number;
+    /** The platform-clock re-read (the kit's `resyncClock`). */
+    resyncClock?: () => Promise<boolean>;
   },
 ): ReceiverApp {
   const logs: ReceiverApp['logs'] = [];
@@ -196,6 +198,7 @@ export function receiverApp(
     purge,
     logger,
     ...(input.nowSeconds ? { nowSeconds: input.nowSeconds } : {}),
+    ...(input.resyncClock ? { resyncClock: input.resyncClock } : {}),
   });
   const app = express();
   input.before?.(app);

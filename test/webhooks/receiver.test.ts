@@ -4,7 +4,12 @@ import { sql } from 'drizzle-orm';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keepRawBody } from '../../src/webhooks/index.js';
+import {
+  keepRawBody,
+  SIGNATURE_MISMATCH,
+  TIMESTAMP_OUT_OF_TOLERANCE,
+  WebhookVerificationError,
+} from '../../src/webhooks/index.js';
 import {
   newSecret,
   openTestDb,
@@ -436,6 +441,68 @@ describe('webhook receiver', () => {
       .set({ 'content-type': 'application/json', 'x-token': 'guess', 'x-delivery': randomUUID() })
       .send(body);
     expect(bad.status).toBe(401);
+  });
+});
+
+describe('a custom verifier on an instance that has not read the platform clock yet', () => {
+  it('a timestamp it refuses as out of tolerance is judged again after one clock re-read', async () => {
+    // The instance's estimate is 10 minutes off until the re-read corrects it.
+    const platformNow = () => Math.floor(Date.now() / 1000);
+    let offset = 600;
+    let resyncs = 0;
+    const { app, webhooks } = receiverApp(t.storage, {
+      secrets: ['shared-token'],
+      nowSeconds: () => platformNow() + offset,
+      resyncClock: async () => {
+        resyncs++;
+        offset = 0;
+        return true;
+      },
+      options: {
+        scheme: ({ rawBody, headers, secrets, toleranceSeconds, nowSeconds }) => {
+          if (headers['x-token'] !== secrets[0]) {
+            throw new WebhookVerificationError(SIGNATURE_MISMATCH, 'wrong token');
+          }
+          const sent = Number(headers['x-sent']);
+          if (Math.abs(nowSeconds - sent) > toleranceSeconds) {
+            throw new WebhookVerificationError(TIMESTAMP_OUT_OF_TOLERANCE, 'stale');
+          }
+          const payload = JSON.parse(rawBody.toString());
+          return {
+            id: String(headers['x-delivery']),
+            topic: payload.type,
+            timestamp: new Date(sent * 1000),
+            payload,
+            rawBody,
+          };
+        },
+      },
+    });
+    const seen: string[] = [];
+    webhooks.on('test.ping', (event) => {
+      seen.push(event.id);
+    });
+    const send = (sent: number, token = 'shared-token') =>
+      request(app)
+        .post('/webhooks')
+        .set({
+          'content-type': 'application/json',
+          'x-token': token,
+          'x-delivery': randomUUID(),
+          'x-sent': String(sent),
+        })
+        .send(JSON.stringify(ping()));
+    const fresh = await send(platformNow());
+    expect(fresh.status).toBe(200);
+    expect(resyncs).toBe(1);
+    expect(seen).toHaveLength(1);
+    // Another refusal reads nothing again; a delivery stale in the right clock stays refused.
+    expect((await send(platformNow(), 'guess')).status).toBe(401);
+    expect(resyncs).toBe(1);
+    const stale = await send(platformNow() - 3_600);
+    expect(stale.status).toBe(401);
+    expect(stale.body.code).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+    expect(seen).toHaveLength(1);
   });
 });
 
