@@ -173,6 +173,7 @@ export function createWebhookDecisions(deps: WebhookCoreDeps) {
      * The timestamp is judged at `arrivedAt` (see `admitHeaders`): a delivery
      * admitted at the edge of the tolerance is not refused because its body
      * took a second to arrive, nor without the clock re-read it was admitted by.
+     * A custom scheme's refusal for time is judged once more after a re-read.
      */
     async verify(
       raw: Buffer,
