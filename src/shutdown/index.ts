@@ -20,6 +20,7 @@ import type { Socket } from 'node:net';
 import type { Drain } from '../core/drain.js';
 import type { MinimalLogger } from '../core/logger.js';
 import { parseOptions } from '../options/index.js';
+import { newestResponses } from './newest-responses.js';
 import {
   type ResolvedShutdownOptions,
   type ShutdownOptions,
@@ -105,41 +106,39 @@ const watched = new WeakMap<object, { stopListening(): void }>();
  * never sent a byte is left alone (closing it could reset a request on its way;
  * the deadline ends it).
  *
- * Until draining begins, an HTTP/1 request costs a property write: the newest
- * response of each connection is kept on its socket (one `close` listener per
- * connection), and when draining begins those not closed are counted and watched
- * (HTTP/1 answers in order: a connection's newest response closes last), and only
- * they get `Connection: close`, never an earlier answer pipelined before them,
- * which Node would send as the connection's last. HTTP/2's compatibility API,
- * and every request once draining, are watched one by one (src/shells/express/
- * in-flight.ts does the same for `kit.middleware()` without a server).
+ * Until draining begins, an HTTP/1 request costs a property write: only each
+ * connection's newest response is noted (./newest-responses.ts), and when draining
+ * begins those not closed are counted and watched, and only they get `Connection:
+ * close`, never an earlier answer pipelined before them, which Node would send as
+ * the connection's last. HTTP/2's compatibility API, and every request once
+ * draining, are watched one by one.
  */
 export function watchServer(server: NodeServer, drain: Drain): void {
   if (watched.has(server)) return;
   // Every request of the server is counted here; the shells stop counting theirs.
   drain.serverCounts();
-  const LATEST = Symbol('storeApp.serverLatest');
-  type Noted = Socket & { [LATEST]?: ServerResponse | undefined };
-  /** HTTP/1 sockets with their newest response kept, before draining begins. */
-  const noted = new Set<Noted>();
+  const newest = newestResponses<ServerResponse>();
   /** Responses watched one by one that draining has not seen begin yet. */
   const live = new Set<ServerResponse>();
   /** Sockets whose responses are watched, and how many of those are not closed yet. */
   const sockets = new Map<Socket, number>();
   let stopped = false;
-  function forget(this: Noted): void {
-    noted.delete(this);
+  function dropSocket(this: Socket): void {
     sockets.delete(this);
-    this[LATEST] = undefined;
+  }
+  /** `socket` among those whose responses are watched (closed once idle after the stop). */
+  function track(socket: Socket): void {
+    if (sockets.has(socket)) return;
+    sockets.set(socket, 0);
+    socket.once('close', dropSocket);
   }
   /** `res` counted in flight until it closes, its socket closed then once the server stopped. */
   function watch(res: ServerResponse, socket: Socket): void {
     // Closed already (its socket went first): nothing to wait for, and no close to come.
     if (res.closed) return;
     const leave = drain.enter();
-    const open = sockets.get(socket);
-    if (open === undefined && !noted.has(socket)) socket.once('close', forget);
-    sockets.set(socket, (open ?? 0) + 1);
+    track(socket);
+    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
     if (drain.draining()) {
       if (!res.headersSent) res.setHeader('connection', 'close');
     } else live.add(res);
@@ -162,24 +161,14 @@ export function watchServer(server: NodeServer, drain: Drain): void {
     for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
     live.clear();
     // The census: from now on each noted connection is watched as the others are.
-    for (const socket of noted) {
-      const res = socket[LATEST];
-      if (!sockets.has(socket)) sockets.set(socket, 0);
+    newest.takeAll((socket, res) => {
+      track(socket);
       if (res !== undefined) watch(res, socket);
-    }
-    noted.clear();
+    });
   });
   server.prependListener('request', function storeAppInFlight(req, res) {
-    const socket = req.socket as Noted;
-    if (req.httpVersionMajor === 1 && !drain.draining() && !socket.destroyed) {
-      if (socket[LATEST] === undefined) {
-        noted.add(socket);
-        socket.once('close', forget);
-      }
-      socket[LATEST] = res;
-      return;
-    }
-    watch(res, socket);
+    if (!drain.draining() && newest.note(req, res) === 'noted') return;
+    watch(res, req.socket);
   });
 }
 

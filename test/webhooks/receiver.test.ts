@@ -33,6 +33,34 @@ function post(app: express.Express, d: ReturnType<typeof signDelivery>) {
   return request(app).post('/webhooks').set(d.headers).send(d.body);
 }
 
+/**
+ * POSTs a delivery's headers over a real socket and lets `send` write its body (in
+ * parts, at its pace); resolves with the status.
+ */
+async function streamDelivery(
+  app: express.Express,
+  headers: Record<string, string>,
+  send: (req: http.ClientRequest) => void,
+): Promise<number> {
+  const server = app.listen(0);
+  try {
+    const port = (server.address() as { port: number }).port;
+    return await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        { port, method: 'POST', path: '/webhooks', headers: { ...headers } },
+        (r: http.IncomingMessage) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      send(req);
+    });
+  } finally {
+    server.close();
+  }
+}
+
 const ping = (extra: object = {}) => ({ type: 'test.ping', nonce: randomUUID(), ...extra });
 
 describe('webhook receiver', () => {
@@ -101,32 +129,18 @@ describe('webhook receiver', () => {
       seen.push(event.id);
     });
     const d = signDelivery(secret, ping(), { at: new Date((now - 300) * 1000) });
-    const server = app.listen(0);
-    try {
-      const port = (server.address() as { port: number }).port;
-      const status = await new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          { port, method: 'POST', path: '/webhooks', headers: { ...d.headers } },
-          (r: http.IncomingMessage) => {
-            r.resume();
-            resolve(r.statusCode ?? 0);
-          },
-        );
-        req.on('error', reject);
-        req.write(d.body.slice(0, 5));
-        // Once the headers were judged, the clock moves on; then the rest of the body.
-        const finish = setInterval(() => {
-          if (reads === 0) return;
-          clearInterval(finish);
-          now += 5;
-          req.end(d.body.slice(5));
-        }, 5);
-      });
-      expect(status).toBe(200);
-      expect(seen).toEqual([d.id]);
-    } finally {
-      server.close();
-    }
+    const status = await streamDelivery(app, d.headers, (req) => {
+      req.write(d.body.slice(0, 5));
+      // Once the headers were judged, the clock moves on; then the rest of the body.
+      const finish = setInterval(() => {
+        if (reads === 0) return;
+        clearInterval(finish);
+        now += 5;
+        req.end(d.body.slice(5));
+      }, 5);
+    });
+    expect(status).toBe(200);
+    expect(seen).toEqual([d.id]);
     // A delivery already 305 s old when it arrives is refused, as it should be.
     const late = await post(
       app,
@@ -194,25 +208,11 @@ describe('webhook receiver', () => {
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
 
     // Chunked (no Content-Length): the limit is enforced while streaming.
-    const server = app.listen(0);
-    try {
-      const port = (server.address() as { port: number }).port;
-      const chunked = await new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          { port, method: 'POST', path: '/webhooks', headers: { ...d.headers } },
-          (r: http.IncomingMessage) => {
-            r.resume();
-            resolve(r.statusCode ?? 0);
-          },
-        );
-        req.on('error', reject);
-        for (let i = 0; i < 10; i++) req.write(Buffer.alloc(1024 * 1024, 0x20));
-        req.end();
-      });
-      expect(chunked).toBe(413);
-    } finally {
-      server.close();
-    }
+    const chunked = await streamDelivery(app, d.headers, (req) => {
+      for (let i = 0; i < 10; i++) req.write(Buffer.alloc(1024 * 1024, 0x20));
+      req.end();
+    });
+    expect(chunked).toBe(413);
     expect(runs).toBe(0);
     expect((await post(app, signDelivery(secret, ping()))).status).toBe(200);
   });
