@@ -20,6 +20,7 @@ import type { Socket } from 'node:net';
 import type { Drain } from '../core/drain.js';
 import type { MinimalLogger } from '../core/logger.js';
 import { parseOptions } from '../options/index.js';
+import { closeConnectionAfter } from './closing-connection.js';
 import { newestResponses } from './newest-responses.js';
 import {
   type ResolvedShutdownOptions,
@@ -110,8 +111,10 @@ const watched = new WeakMap<object, { stopListening(): void }>();
  * connection's newest response is noted (./newest-responses.ts), and when draining
  * begins those not closed are counted and watched, and only they get `Connection:
  * close`, never an earlier answer pipelined before them, which Node would send as
- * the connection's last. HTTP/2's compatibility API, and every request once
- * draining, are watched one by one.
+ * the connection's last. The same holds for requests arriving while draining: the
+ * mark stays on each connection's newest answer (./closing-connection.ts; HTTP/2
+ * sessions are closed gracefully instead). HTTP/2's compatibility API, and every
+ * request once draining, are watched one by one.
  */
 export function watchServer(server: NodeServer, drain: Drain): void {
   if (watched.has(server)) return;
@@ -139,9 +142,8 @@ export function watchServer(server: NodeServer, drain: Drain): void {
     const leave = drain.enter();
     track(socket);
     sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
-    if (drain.draining()) {
-      if (!res.headersSent) res.setHeader('connection', 'close');
-    } else live.add(res);
+    if (drain.draining()) closeConnectionAfter(res);
+    else live.add(res);
     res.once('close', () => {
       live.delete(res);
       const left = (sockets.get(socket) ?? 1) - 1;
@@ -158,7 +160,7 @@ export function watchServer(server: NodeServer, drain: Drain): void {
     },
   });
   drain.onBegin(() => {
-    for (const res of live) if (!res.headersSent) res.setHeader('connection', 'close');
+    for (const res of live) closeConnectionAfter(res);
     live.clear();
     // The census: from now on each noted connection is watched as the others are.
     newest.takeAll((socket, res) => {

@@ -290,6 +290,40 @@ describe('kit.shutdown() on Express: what is in flight on a connection', () => {
     },
   );
 
+  it.each([
+    ['kit.middleware() counting', false],
+    ['the server watched (shutdownOnSignals)', true],
+  ])(
+    'two pipelined requests arriving while draining (%s): both answered, only the last says Connection: close',
+    async (_name, watchedServer) => {
+      const app = await startApp('express', { deadlineMs: 5_000, keepListeningMs: 1_500 });
+      const remove = watchedServer
+        ? app.kit.shutdownOnSignals({ server: app.server, signals: ['SIGUSR2'], exit: false })
+        : undefined;
+      try {
+        const done = app.kit.shutdown(watchedServer ? { server: app.server } : {});
+        // A new connection while the server still listens: the first answer is slow, the
+        // second ready at once and queued behind it. Before, both carried Connection: close
+        // and Node, sending the first as the connection's last, dropped the second.
+        const received = await rawExchange(
+          app.port,
+          'GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow?ms=0 HTTP/1.1\r\nHost: x\r\n\r\n',
+          2,
+        );
+        const heads = received.split(/\r\n\r\n\{"installations":\d+\}/).slice(0, 2);
+        expect(heads.map((h) => h.match(/HTTP\/1\.1 \d+/)?.[0])).toEqual([
+          'HTTP/1.1 200',
+          'HTTP/1.1 200',
+        ]);
+        expect(heads.map((h) => /^connection: close$/im.test(h))).toEqual([false, true]);
+        expect(await done).toMatchObject({ drained: true, cut: 0, closed: true });
+      } finally {
+        remove?.();
+        app.server.close();
+      }
+    },
+  );
+
   it('two kits in one app: each waits for the request under way on a connection', async () => {
     const kits = [] as StoreAppKit[];
     for (const name of ['first', 'second']) {

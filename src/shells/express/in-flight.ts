@@ -1,7 +1,8 @@
 /**
  * Requests under way on the Express shell, for a shutdown (src/shutdown/): each counts
  * in flight until its response closes, and those whose headers are not sent when
- * draining begins say `Connection: close` (later ones say it from the start).
+ * draining begins say `Connection: close` (later ones say it from the start), on each
+ * connection's newest answer only (src/shutdown/closing-connection.ts).
  *
  * Counted lazily on HTTP/1.x: until draining begins the kit only notes each
  * connection's newest response (src/shutdown/newest-responses.ts), and when it begins
@@ -13,6 +14,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Drain } from '../../core/drain.js';
+import { closeConnectionAfter } from '../../shutdown/closing-connection.js';
 import { newestResponses } from '../../shutdown/newest-responses.js';
 
 /** Notes each request that passes the kit (idempotent per response: the kit may be mounted twice). */
@@ -43,7 +45,7 @@ export function inFlightCensus(drain: Drain): InFlightNote {
     newest.takeAll((_socket, res) => {
       if (res !== undefined) watch(res);
     });
-    for (const res of open.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
+    for (const res of open.keys()) closeConnectionAfter(res);
   });
 
   return function noteInFlight(req, res) {
@@ -51,6 +53,6 @@ export function inFlightCensus(drain: Drain): InFlightNote {
     if (!drain.draining() && newest.note(req, res) !== 'watch') return;
     watch(res);
     // Draining: the client's next request goes over a new connection, to another instance.
-    if (drain.draining() && !res.headersSent) res.setHeader('connection', 'close');
+    if (drain.draining()) closeConnectionAfter(res);
   };
 }
