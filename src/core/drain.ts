@@ -36,6 +36,11 @@ export interface Drain {
   leaveRequest(): void;
   /** From now on the server counts every request (src/shutdown watches it). */
   serverCounts(): void;
+  /**
+   * Whether the server counts every request: it then also marks each connection's
+   * newest answer `Connection: close` while draining (src/shutdown/closing-connection.ts).
+   */
+  countedByServer(): boolean;
   /** Work acknowledged to someone (a 202): the shutdown waits for it like a request. */
   track<T>(work: Promise<T>): Promise<T>;
   /** Requests and acknowledged work under way. */
@@ -92,6 +97,7 @@ export function createDrain(): Drain {
     serverCounts() {
       counted = true;
     },
+    countedByServer: () => counted,
     track(work) {
       const done = enter();
       work.then(done, done);

@@ -132,6 +132,42 @@ describe.each(SHELLS)('kit.shutdown() on the %s shell', (shell) => {
     }
   });
 
+  it('the server watched, a probe and an app request pipelined while draining: both answered, only the last says close', async () => {
+    const app = await startApp(shell, { deadlineMs: 5_000, keepListeningMs: 1_500 });
+    const remove = app.kit.shutdownOnSignals({
+      server: app.server,
+      signals: ['SIGUSR2'],
+      exit: false,
+    });
+    try {
+      const done = app.kit.shutdown({ server: app.server });
+      // The kit's own answer (health, 503 draining) first: on the Fetch shell it is a
+      // Response the kit builds, which must not carry a close of its own.
+      const socket = net.connect(app.port, '127.0.0.1', () =>
+        socket.write(
+          'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /slow?ms=0 HTTP/1.1\r\nHost: x\r\n\r\n',
+        ),
+      );
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      await Promise.race([once(socket, 'close'), sleep(3_000).then(() => socket.destroy())]);
+      const answers = received.split(/(?=HTTP\/1\.1 \d{3})/);
+      expect(answers.map((a) => a.match(/HTTP\/1\.1 \d+/)?.[0])).toEqual([
+        'HTTP/1.1 503',
+        'HTTP/1.1 200',
+      ]);
+      expect(answers[1]).toContain('{"installations":0}');
+      expect(answers.map((a) => /^connection: close$/im.test(a))).toEqual([false, true]);
+      expect(await done).toMatchObject({ drained: true, cut: 0, closed: true });
+    } finally {
+      remove();
+      app.server.close();
+    }
+  });
+
   it('waits for a request in flight before closing storage: 200, never a closed database', async () => {
     const app = await startApp(shell);
     const agent = new http.Agent({ keepAlive: true });

@@ -180,9 +180,14 @@ export function createFetchShell(deps: FetchShellDeps): FetchShell {
     return response;
   }
 
-  /** While draining, the answer tells the client to take its next request elsewhere. */
+  /**
+   * While draining, the answer tells the client to take its next request elsewhere. Not
+   * when the kit watches the Node server: it marks each connection's newest answer itself,
+   * and a header here would mark an answer with another pipelined behind it, which Node
+   * would then drop (src/shutdown/closing-connection.ts).
+   */
   function closing(response: Response): Response {
-    if (!deps.drain.draining()) return response;
+    if (!deps.drain.draining() || deps.drain.countedByServer()) return response;
     try {
       response.headers.set('connection', 'close');
       return response;
