@@ -21,6 +21,7 @@ import { sql } from 'drizzle-orm';
 import { int as myInt, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { internalsOf } from '../dist/compose/internals.js';
 import { generateKey } from '../dist/crypto/index.js';
 import { storeApp } from '../dist/index.js';
 import { startPlatform } from '../dist/platform/index.js';
@@ -240,6 +241,8 @@ export async function setupPurgeBurst({
     logger: { level: 'silent' },
     storeScopedTables: [notes],
   });
+  // The kit's own storage (the kit object hands out no storage since issue 31).
+  const storage = internalsOf(seeder).storage;
   const burstIds = [];
   try {
     await exec(seeder, sql.raw('DROP TABLE IF EXISTS burst_notes'));
@@ -272,7 +275,7 @@ export async function setupPurgeBurst({
             refresh_token: null,
             expires_in: 86_400,
           };
-      await seeder.storage.installations.upsert(storeId, {
+      await storage.installations.upsert(storeId, {
         scopes: t.scope.split(/[ ,]/),
         accessToken: t.access_token,
         refreshToken: t.refresh_token,
@@ -280,8 +283,8 @@ export async function setupPurgeBurst({
       });
       if (uninstalled) burstIds.push(storeId);
     }
-    await seeder.storage.transaction(async (tx) => {
-      const all = (await seeder.storage.installations.list()).map((x) => x.storeId);
+    await storage.transaction(async (tx) => {
+      const all = (await storage.installations.list()).map((x) => x.storeId);
       for (let i = 0; i < all.length; i += 100) {
         const chunk = all
           .slice(i, i + 100)

@@ -213,7 +213,8 @@ if (config.role === 'cost') {
   };
   const tokens = createTokenManager({
     installations: storage.installations,
-    logger: { info() {}, warn: count, error: count },
+    // Every level the manager logs at (a missing one would throw inside each refresh).
+    logger: { debug() {}, info() {}, warn: count, error: count },
     options: resolveRefreshOptions({ sweepIntervalMs: 0 }),
     // Every attempt and every failed attempt by code (a retried attempt that reached the
     // platform is a second refresh call there: the suite compares calls with tokens).
