@@ -35,8 +35,16 @@ export const POSTGRES: ServerKind = {
     const db = await createTempDatabase(prefix);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
-    const rows = async <T>(query: string, params: unknown[] = []) =>
-      (await client.query(toPg(query), params)).rows as T[];
+    // One query at a time on the one client: tests ask in parallel (Promise.all), and pg
+    // deprecates queueing a query behind another (pg@9 removes it).
+    let last: Promise<unknown> = Promise.resolve();
+    const query = (text: string, params: unknown[]) => {
+      const run = last.then(() => client.query(text, params));
+      last = run.catch(() => undefined);
+      return run;
+    };
+    const rows = async <T>(text: string, params: unknown[] = []) =>
+      (await query(toPg(text), params)).rows as T[];
     return {
       ...db,
       rows,
@@ -44,7 +52,7 @@ export const POSTGRES: ServerKind = {
       connections: async () =>
         Number(
           (
-            await client.query(
+            await query(
               'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
               [db.name],
             )
