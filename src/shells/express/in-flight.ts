@@ -2,7 +2,9 @@
  * Requests under way on the Express shell, for a shutdown (src/shutdown/): each counts
  * in flight until its response closes, and those whose headers are not sent when
  * draining begins say `Connection: close` (later ones say it from the start), on each
- * connection's newest answer only (src/shutdown/closing-connection.ts).
+ * connection's newest answer only (src/shutdown/closing-connection.ts). A server the
+ * kit watches (`shutdownOnSignals({ server })`) does all of it for every request, and
+ * this census then notes nothing.
  *
  * Counted lazily on HTTP/1.x: until draining begins the kit only notes each
  * connection's newest response (src/shutdown/newest-responses.ts), and when it begins
@@ -49,6 +51,8 @@ export function inFlightCensus(drain: Drain): InFlightNote {
   });
 
   return function noteInFlight(req, res) {
+    // A watched server notes, counts and marks every request itself (src/shutdown/index.ts).
+    if (drain.countedByServer()) return;
     // A socket gone before the kit saw its request: nothing of it is under way.
     if (!drain.draining() && newest.note(req, res) !== 'watch') return;
     watch(res);
