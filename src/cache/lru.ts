@@ -39,6 +39,13 @@ export interface LruOptions<K, V> {
   canEvict?: (value: V, key: K) => boolean;
   /** Called for each entry evicted by the bound (not for delete, clear or prune). */
   onEvict?: (value: V, key: K) => void;
+  /**
+   * Called for each value that leaves the map, however it goes: evicted, deleted,
+   * replaced by `set`, cleared or pruned (not when a read moves it to the back). For
+   * what a holder of a value outside the map must learn (e.g. that it is no longer
+   * the cache's).
+   */
+  onDrop?: (value: V, key: K) => void;
 }
 
 /** Busy entries looked past per eviction at most, so a set stays O(1) when many are busy. */
@@ -51,7 +58,7 @@ interface Slot<V> {
 }
 
 export function createLru<K, V>(options: LruOptions<K, V>): Lru<K, V> {
-  const { canEvict, onEvict } = options;
+  const { canEvict, onEvict, onDrop } = options;
   const max = Math.max(1, Math.floor(options.max));
   // A read moves its entry to the back only when more than `settled` entries
   // have moved there since it last did. Moving is a Map delete + set (the
@@ -74,6 +81,7 @@ export function createLru<K, V>(options: LruOptions<K, V>): Lru<K, V> {
       map.delete(key);
       if (!canEvict || canEvict(slot.value, key)) {
         onEvict?.(slot.value, key);
+        onDrop?.(slot.value, key);
       } else {
         // A busy entry goes to the back: it is in use right now.
         slot.stamp = ++moves;
@@ -96,18 +104,30 @@ export function createLru<K, V>(options: LruOptions<K, V>): Lru<K, V> {
     },
     peek: (key) => map.get(key)?.value,
     set(key, value) {
+      const replaced = onDrop === undefined ? undefined : map.get(key);
       map.delete(key);
       map.set(key, { value, stamp: ++moves });
+      if (replaced !== undefined && replaced.value !== value) onDrop?.(replaced.value, key);
       if (map.size > max) evict(key);
     },
-    delete: (key) => map.delete(key),
+    delete(key) {
+      const slot = onDrop === undefined ? undefined : map.get(key);
+      const deleted = map.delete(key);
+      if (slot !== undefined) onDrop?.(slot.value, key);
+      return deleted;
+    },
     has: (key) => map.has(key),
-    clear: () => map.clear(),
+    clear() {
+      const slots = onDrop === undefined ? [] : [...map];
+      map.clear();
+      for (const [key, slot] of slots) onDrop?.(slot.value, key);
+    },
     prune(stale) {
       let dropped = 0;
       for (const [key, slot] of map) {
         if (stale(slot.value, key)) {
           map.delete(key);
+          onDrop?.(slot.value, key);
           dropped++;
         }
       }

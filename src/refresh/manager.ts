@@ -28,6 +28,7 @@ import type { ResolvedRefreshOptions } from './options.js';
 import { createPendingWrites } from './pending-writes.js';
 import type {
   CacheEntry,
+  CacheTicket,
   Mode,
   RefreshCall,
   RefreshCore,
@@ -85,6 +86,18 @@ export interface TokenManager extends TokenSource {
    */
   cachedInstallation(storeId: string): Installation | undefined;
   /**
+   * The ticket of the cache entry `cachedInstallation` answers from right now, or
+   * undefined when it answers from elsewhere (a pending write) or not at all.
+   */
+  cachedTicket(storeId: string): CacheTicket | undefined;
+  /**
+   * Whether `cachedInstallation` would still answer with the installation `ticket` was
+   * given with (the same cache age and token window checks, no look-up): a reader that
+   * built something from that installation may use it again. False sends the reader
+   * back to `cachedInstallation`.
+   */
+  stillCached(ticket: CacheTicket): boolean;
+  /**
    * One pass of the sweep: refreshes every installation expiring within the
    * window, `sweepConcurrency` at a time, reading due ids page by page until
    * none is left (failures and stores leased by another process are skipped
@@ -139,7 +152,13 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   });
 
   // Bounded (LRU): memory does not grow with the number of installed stores.
-  const cache = createLru<string, CacheEntry>({ max: options.cacheMaxStores });
+  // An entry that leaves it, however, tells the holders of its ticket.
+  const cache = createLru<string, CacheEntry>({
+    max: options.cacheMaxStores,
+    onDrop: (entry) => {
+      entry.ticket.live = false;
+    },
+  });
   const core = {
     installations,
     options,
@@ -161,7 +180,13 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   function remember(inst: Installation, mode: Mode = 'wait'): Installation {
     // The sweep only replaces a copy already held; it never adds one.
     if (options.cacheTtlMs > 0 && (mode === 'wait' || cache.has(inst.storeId))) {
-      cache.set(inst.storeId, { installation: inst, loadedAt: now() });
+      const loadedAt = now();
+      const expiresAtMs = inst.accessTokenExpiresAt.getTime();
+      cache.set(inst.storeId, {
+        installation: inst,
+        loadedAt,
+        ticket: { live: true, loadedAt, expiresAtMs },
+      });
     }
     return inst;
   }
@@ -272,6 +297,22 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return undefined;
   }
 
+  function cachedTicket(storeId: string): CacheTicket | undefined {
+    if (pending.get(storeId) !== undefined) return undefined;
+    const hit = cache.peek(storeId);
+    return hit !== undefined && usable(hit) ? hit.ticket : undefined;
+  }
+
+  function stillCached(ticket: CacheTicket): boolean {
+    // `usable` by the ticket's numbers; any pending write sends the reader to the look-up.
+    return (
+      ticket.live &&
+      now() - ticket.loadedAt < options.cacheTtlMs &&
+      ticket.expiresAtMs - platformNow() > windowMs &&
+      pending.size() === 0
+    );
+  }
+
   async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
     const cached = cachedInstallation(storeId);
     if (cached) return cached;
@@ -293,6 +334,8 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   return {
     getInstallation,
     cachedInstallation,
+    cachedTicket,
+    stillCached,
     lastRefreshFailure: () => lastFailure,
     pendingWrites: () => pending.size(),
     async flushPendingWrites() {

@@ -63,6 +63,23 @@ export type Mode = 'wait' | 'sweep';
 export interface CacheEntry {
   installation: Installation;
   loadedAt: number;
+  /** What a reader keeps to tell later that this entry still stands (see `CacheTicket`). */
+  ticket: CacheTicket;
+}
+
+/**
+ * A cached installation's standing, as numbers, for a reader that keeps what it built
+ * from the installation between requests (the in-memory `authenticate`): it asks
+ * `TokenManager.stillCached(ticket)` instead of looking the store up again. `live`
+ * turns false once the entry leaves the cache (replaced, invalidated, evicted). It
+ * holds nothing of the installation: no token outlives the cache's copy through it.
+ */
+export interface CacheTicket {
+  live: boolean;
+  /** The entry's `loadedAt` (local ms). */
+  readonly loadedAt: number;
+  /** The installation's access-token expiry (platform ms). */
+  readonly expiresAtMs: number;
 }
 
 /** What a token manager's parts share: its storage, options, clock and in-memory state. */

@@ -50,6 +50,31 @@ describe('createLru', () => {
     expect(lru.size).toBe(2);
   });
 
+  it('onDrop hears of every value that leaves, however it goes, and of no read', () => {
+    const dropped: string[] = [];
+    const busy = new Set<string>();
+    const lru = createLru<string, string>({
+      max: 2,
+      canEvict: (_v, k) => !busy.has(k),
+      onDrop: (v) => dropped.push(v),
+    });
+    lru.set('a', 'a1');
+    lru.set('b', 'b1');
+    expect(lru.get('a')).toBe('a1'); // a read moves it: nothing leaves
+    lru.set('a', 'a1'); // the same value again: nothing leaves
+    lru.set('a', 'a2'); // replaced
+    lru.set('c', 'c1'); // b evicted by the bound
+    busy.add('a');
+    lru.set('d', 'd1'); // a is busy: c goes, a stays past the bound
+    expect(lru.delete('d')).toBe(true);
+    expect(lru.delete('zz')).toBe(false);
+    lru.set('e', 'e1');
+    lru.prune((v) => v === 'e1');
+    lru.clear();
+    expect(dropped).toEqual(['a1', 'b1', 'c1', 'd1', 'e1', 'a2']);
+    expect(lru.size).toBe(0);
+  });
+
   it('prune drops what the predicate calls stale', () => {
     const lru = createLru<string, number>({ max: 10 });
     for (let i = 0; i < 6; i++) lru.set(String(i), i);

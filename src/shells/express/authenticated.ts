@@ -101,7 +101,8 @@ export function expressAuthenticated(deps: ExpressAuthenticatedDeps): () => Requ
 
 /** What `createAuthenticated` builds `kit.authenticated()` from, outside a kit. */
 export interface AuthenticatedDeps {
-  tokens: AuthenticateDeps['tokens'] & Partial<Pick<TokenManager, 'cachedInstallation'>>;
+  tokens: AuthenticateDeps['tokens'] &
+    Partial<Pick<TokenManager, 'cachedInstallation' | 'cachedTicket' | 'stillCached'>>;
   clients: Pick<ClientFactory, 'forStore'>;
   /** Scopes the app is configured to need; a grant lacking one sends the merchant through /auth. */
   scopes: readonly string[];
