@@ -12,7 +12,6 @@
  * - Valid installations are cached in memory for `cacheTtlMs`, so the request
  *   path reads neither the database nor the platform while a token is good.
  */
-import { createLru } from '../cache/lru.js';
 import { AbortedError, NotInstalledError, ReauthorizationRequiredError } from '../client/errors.js';
 import type { TokenSource } from '../client/transport.js';
 import type { Installation, InstallationRepository } from '../storage/types.js';
@@ -23,6 +22,7 @@ import {
   RefreshClientRejectedError,
   RefreshUnavailableError,
 } from './errors.js';
+import { cacheEntry, createInstallationCache, ticketStands } from './installation-cache.js';
 import { createLeaseRefresh } from './lease-refresh.js';
 import type { ResolvedRefreshOptions } from './options.js';
 import { createPendingWrites } from './pending-writes.js';
@@ -152,13 +152,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   });
 
   // Bounded (LRU): memory does not grow with the number of installed stores.
-  // An entry that leaves it, however, tells the holders of its ticket.
-  const cache = createLru<string, CacheEntry>({
-    max: options.cacheMaxStores,
-    onDrop: (entry) => {
-      entry.ticket.live = false;
-    },
-  });
+  const cache = createInstallationCache(options.cacheMaxStores);
   const core = {
     installations,
     options,
@@ -180,13 +174,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   function remember(inst: Installation, mode: Mode = 'wait'): Installation {
     // The sweep only replaces a copy already held; it never adds one.
     if (options.cacheTtlMs > 0 && (mode === 'wait' || cache.has(inst.storeId))) {
-      const loadedAt = now();
-      const expiresAtMs = inst.accessTokenExpiresAt.getTime();
-      cache.set(inst.storeId, {
-        installation: inst,
-        loadedAt,
-        ticket: { live: true, loadedAt, expiresAtMs },
-      });
+      cache.set(inst.storeId, cacheEntry(inst, now()));
     }
     return inst;
   }
@@ -297,22 +285,6 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return undefined;
   }
 
-  function cachedTicket(storeId: string): CacheTicket | undefined {
-    if (pending.get(storeId) !== undefined) return undefined;
-    const hit = cache.peek(storeId);
-    return hit !== undefined && usable(hit) ? hit.ticket : undefined;
-  }
-
-  function stillCached(ticket: CacheTicket): boolean {
-    // `usable` by the ticket's numbers; any pending write sends the reader to the look-up.
-    return (
-      ticket.live &&
-      now() - ticket.loadedAt < options.cacheTtlMs &&
-      ticket.expiresAtMs - platformNow() > windowMs &&
-      pending.size() === 0
-    );
-  }
-
   async function getInstallation(storeId: string, signal?: AbortSignal): Promise<Installation> {
     const cached = cachedInstallation(storeId);
     if (cached) return cached;
@@ -334,8 +306,18 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
   return {
     getInstallation,
     cachedInstallation,
-    cachedTicket,
-    stillCached,
+    cachedTicket(storeId) {
+      if (pending.get(storeId) !== undefined) return undefined;
+      const hit = cache.peek(storeId);
+      return hit !== undefined && usable(hit) ? hit.ticket : undefined;
+    },
+    stillCached(ticket) {
+      // Any pending write sends the reader to the look-up (`cachedInstallation` reads it first).
+      const { cacheTtlMs } = options;
+      return (
+        pending.size() === 0 && ticketStands(ticket, now(), platformNow(), cacheTtlMs, windowMs)
+      );
+    },
     lastRefreshFailure: () => lastFailure,
     pendingWrites: () => pending.size(),
     async flushPendingWrites() {
