@@ -22,13 +22,13 @@ export function createInstallationCache(max: number): Lru<string, CacheEntry> {
 /** A cache entry for `inst`, read at `loadedAt` (local ms), with a ticket of its own. */
 export function cacheEntry(inst: Installation, loadedAt: number): CacheEntry {
   const expiresAtMs = inst.accessTokenExpiresAt.getTime();
-  return { installation: inst, loadedAt, ticket: { live: true, loadedAt, expiresAtMs } };
+  return { installation: inst, ticket: { live: true, loadedAt, expiresAtMs } };
 }
 
 /**
- * Whether a ticket's entry is still the cache's and usable as the manager's `usable`
- * judges one: younger than `ttlMs` by the local clock (`now`, the clock of `loadedAt`),
- * its access token outside the refresh window by the platform's (`platformNow`).
+ * Whether a ticket's entry is still the cache's and usable: younger than `ttlMs` by the
+ * local clock (`now`, the clock of `loadedAt`), its access token outside the refresh window
+ * by the platform's (`platformNow`).
  */
 export function ticketStands(
   ticket: CacheTicket,

@@ -27,7 +27,6 @@ import { createLeaseRefresh } from './lease-refresh.js';
 import type { ResolvedRefreshOptions } from './options.js';
 import { createPendingWrites } from './pending-writes.js';
 import type {
-  CacheEntry,
   CacheTicket,
   Mode,
   RefreshCall,
@@ -270,8 +269,9 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     return signal ? raceAbort(p, signal) : p;
   }
 
-  function usable(entry: CacheEntry): boolean {
-    return now() - entry.loadedAt < options.cacheTtlMs && fresh(entry.installation);
+  /** A cache entry (by its ticket) is younger than `cacheTtlMs` and its token outside the window. */
+  function usable(ticket: CacheTicket): boolean {
+    return ticketStands(ticket, now(), platformNow(), options.cacheTtlMs, windowMs);
   }
 
   function cachedInstallation(storeId: string): Installation | undefined {
@@ -279,7 +279,7 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     if (waiting) return fresh(waiting) ? waiting : undefined;
     const hit = cache.get(storeId);
     if (hit === undefined) return undefined;
-    if (usable(hit)) return hit.installation;
+    if (usable(hit.ticket)) return hit.installation;
     // Aged out: the next request reloads it; holding it meanwhile only costs memory.
     cache.delete(storeId);
     return undefined;
@@ -309,14 +309,11 @@ export function createTokenManager(deps: TokenManagerDeps): TokenManager {
     cachedTicket(storeId) {
       if (pending.get(storeId) !== undefined) return undefined;
       const hit = cache.peek(storeId);
-      return hit !== undefined && usable(hit) ? hit.ticket : undefined;
+      return hit !== undefined && usable(hit.ticket) ? hit.ticket : undefined;
     },
     stillCached(ticket) {
       // Any pending write sends the reader to the look-up (`cachedInstallation` reads it first).
-      const { cacheTtlMs } = options;
-      return (
-        pending.size() === 0 && ticketStands(ticket, now(), platformNow(), cacheTtlMs, windowMs)
-      );
+      return pending.size() === 0 && usable(ticket);
     },
     lastRefreshFailure: () => lastFailure,
     pendingWrites: () => pending.size(),

@@ -59,10 +59,9 @@ export type Trigger = { kind: 'window' } | { kind: 'rejected'; token: string };
  */
 export type Mode = 'wait' | 'sweep';
 
-/** A cached installation and when it was read (local ms). */
+/** A cached installation, and its ticket: when it was read, and whether it is still the cache's. */
 export interface CacheEntry {
   installation: Installation;
-  loadedAt: number;
   /** What a reader keeps to tell later that this entry still stands (see `CacheTicket`). */
   ticket: CacheTicket;
 }
@@ -76,7 +75,7 @@ export interface CacheEntry {
  */
 export interface CacheTicket {
   live: boolean;
-  /** The entry's `loadedAt` (local ms). */
+  /** When the entry was read (local ms). */
   readonly loadedAt: number;
   /** The installation's access-token expiry (platform ms). */
   readonly expiresAtMs: number;

@@ -201,7 +201,7 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
       }
     };
 
-    cache.prune((entry) => now() - entry.loadedAt >= options.cacheTtlMs);
+    cache.prune((entry) => now() - entry.ticket.loadedAt >= options.cacheTtlMs);
     let active = 0;
     await new Promise<void>((resolve, reject) => {
       let failed = false;
@@ -322,7 +322,7 @@ export function createSweep(core: RefreshCore, manager: SweepManager) {
       });
     // Entries past their age answer no request; without this they would wait for the bound.
     // (Due ones stay: this pass replaces them with their refreshed copy.)
-    cache.prune((entry) => now() - entry.loadedAt >= options.cacheTtlMs);
+    cache.prune((entry) => now() - entry.ticket.loadedAt >= options.cacheTtlMs);
     // Stores that stay due after this pass tried them (failed, or another process holds
     // their lease): not tried again until the next pass. Bounded: the pass ends first.
     const skip = new Set<string>();
